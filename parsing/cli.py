@@ -1,0 +1,39 @@
+"""Command line: ``python -m parsing COMMAND ...``.
+
+Each module in :mod:`parsing.commands` defines ``register(subparsers)``, which adds its
+sub-commands with ``set_defaults(run=function)``; ``function(args) -> int`` is the exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+from collections.abc import Sequence
+
+import parsing.commands
+from parsing.conllu_io import ConlluError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every command module's sub-commands."""
+    parser = argparse.ArgumentParser(
+        prog="python -m parsing", description="arcvote parsing library: train, parse, evaluate."
+    )
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for module_info in sorted(pkgutil.iter_modules(parsing.commands.__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"parsing.commands.{module_info.name}")
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; malformed input exits with status 2 and a one-line message."""
+    args = build_parser().parse_args(argv)
+    try:
+        status: int = args.run(args)
+    except (ConlluError, FileNotFoundError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return status
