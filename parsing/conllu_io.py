@@ -113,7 +113,10 @@ def parse_conllu(
         raise ConlluError(0, "the input is empty: no sentence found", source=source)
     sentences: list[ConlluSentence] = []
     current = ConlluSentence([], [], 1)
-    for number, line in enumerate(text.split("\n"), start=1):
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # the text's final newline ends the last line; it is not a blank line
+    for number, line in enumerate(lines, start=1):
         if line.endswith("\r"):
             line = line[:-1]
         if not line.strip():
@@ -124,7 +127,7 @@ def parse_conllu(
                 sentences.append(current)
             elif current.comments:
                 raise ConlluError(number, "comment lines with no token lines after them", source=source)
-            current = ConlluSentence([], [], number + 1)
+            current = ConlluSentence([], [], number + 1)  # extra blank lines are tolerated
         elif line.startswith("#"):
             if current.rows:
                 raise ConlluError(number, "comment line inside a sentence's token lines", source=source)
@@ -206,7 +209,10 @@ def _check_heads(
     if unknown == n_words:
         return None
     if unknown:
-        line = first_row + next(i for i, r in enumerate(sentence.rows) if _WORD_ID.fullmatch(r[ID]) and r[HEAD] == "_")
+        offset = next(
+            i for i, row in enumerate(sentence.rows) if _WORD_ID.fullmatch(row[ID]) and row[HEAD] == "_"
+        )
+        line = first_row + offset
         raise ConlluError(line, "HEAD is _ while other words of the sentence have heads", source=source)
     return heads
 

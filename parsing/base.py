@@ -1,0 +1,51 @@
+"""The contract every dependency parser (ensemble member or ensemble) follows.
+
+scikit-learn's estimator contract: hyperparameters are stored unchanged in ``__init__``
+(so ``sklearn.base.clone`` and ``get_params`` work), ``fit`` returns ``self``, learned
+state ends in ``_``, randomness comes from ``random_state``.
+
+Conventions: index 0 is ROOT; ``Parse.heads`` has shape ``(n+1,)`` with ``heads[0] == -1``;
+``Parse.arc_scores[d]`` is the parser's score or probability for the arc it chose for ``d``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from pathlib import Path
+from typing import ClassVar, Self
+
+from sklearn.base import BaseEstimator
+
+from parsing.persist import load_model, save_model
+from parsing.types import Parse, Sentence
+
+
+class BaseParser(BaseEstimator, ABC):  # type: ignore[misc]
+    """A trainable labelled dependency parser.
+
+    Subclasses set ``name`` (short, used on the command line and in file names) and
+    ``description`` (one line for ``python -m parsing list-parsers``).
+    """
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+
+    @abstractmethod
+    def fit(self, sentences: Sequence[Sentence], dev: Sequence[Sentence] | None = None) -> Self:
+        """Learn from sentences with gold trees; ``dev`` may pick the number of epochs."""
+
+    @abstractmethod
+    def predict(self, sentences: Sequence[Sentence]) -> list[Parse]:
+        """Parse sentences (their gold heads, if any, are ignored); one :class:`Parse` each,
+        with ``arc_scores`` filled in."""
+
+    def save(self, path: str | Path) -> None:
+        """Write the fitted parser to ``path``."""
+        save_model(self, path)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Self:
+        """Read a parser written by :meth:`save`."""
+        model: Self = load_model(path, cls)
+        return model
