@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import parsing.commands
 from parsing.conllu_io import ConlluError
+from parsing.persist import ModelFormatError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,11 +30,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; malformed input exits with status 2 and a one-line message."""
+    """Run one command; bad input (malformed CoNLL-U, a missing file, an unknown parser
+    name) exits with status 2 and a one-line message."""
     args = build_parser().parse_args(argv)
     try:
         status: int = args.run(args)
-    except (ConlluError, FileNotFoundError) as error:
+    except (ConlluError, FileNotFoundError, ModelFormatError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     return status

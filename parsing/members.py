@@ -1,0 +1,87 @@
+"""The ensemble's base parsers ("members"): names, what each is, how to build one.
+
+Members are diverse on purpose (Surdeanu & Manning 2010; Green 2013 §3.1): graph-based
+(first and second order), transition-based with three systems read left to right and
+right to left, and a neural probabilistic transition parser with beam search.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from parsing.base import BaseParser
+
+
+@dataclass(frozen=True, slots=True)
+class MemberSpec:
+    """How to build one member: ``module.cls(**params)``."""
+
+    name: str
+    module: str
+    cls: str
+    summary: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def build(self, **overrides: Any) -> BaseParser:
+        """A new, unfitted parser with this member's settings (``overrides`` win)."""
+        factory = getattr(importlib.import_module(self.module), self.cls)
+        parser: BaseParser = factory(**{**self.params, **overrides})
+        return parser
+
+
+_T = "parsing.transition.parser"
+MEMBERS: dict[str, MemberSpec] = {
+    spec.name: spec
+    for spec in (
+        MemberSpec("graph1", "parsing.graph.first_order", "FirstOrderParser",
+                   "graph-based, first order (McDonald et al. 2005): arc-factored perceptron, "
+                   "Chu-Liu-Edmonds decoding"),
+        MemberSpec("graph2", "parsing.graph.second_order", "SecondOrderParser",
+                   "graph-based, second order with siblings (McDonald & Pereira 2006): "
+                   "second-order Eisner"),
+        MemberSpec("eager", _T, "TransitionParser",
+                   "transition, arc-eager with dynamic oracle (Goldberg & Nivre 2012), "
+                   "pseudo-projective", {"system": "arc-eager"}),
+        MemberSpec("eager-rtl", _T, "TransitionParser", "arc-eager, right to left",
+                   {"system": "arc-eager", "right_to_left": True}),
+        MemberSpec("swap", _T, "TransitionParser",
+                   "transition, arc-standard with swap (Nivre 2009), non-projective",
+                   {"system": "arc-standard-swap"}),
+        MemberSpec("swap-rtl", _T, "TransitionParser", "arc-standard with swap, right to left",
+                   {"system": "arc-standard-swap", "right_to_left": True}),
+        MemberSpec("hybrid", _T, "TransitionParser",
+                   "transition, arc-hybrid with dynamic oracle (Goldberg & Nivre 2013), "
+                   "pseudo-projective", {"system": "arc-hybrid"}),
+        MemberSpec("hybrid-rtl", _T, "TransitionParser", "arc-hybrid, right to left",
+                   {"system": "arc-hybrid", "right_to_left": True}),
+        MemberSpec("neural", "parsing.neural", "NeuralTransitionParser",
+                   "neural probabilistic transition parser (Titov 2008, simplified): MLP "
+                   "action model, beam search, k-best trees with probabilities"),
+    )
+}
+
+
+def member_names(requested: str | None = None) -> list[str]:
+    """Names from a comma-separated list (all members when ``None``), checked.
+
+    Raises:
+        ValueError: an unknown name, listing the known ones.
+
+    Examples:
+        >>> member_names("graph1,eager")
+        ['graph1', 'eager']
+    """
+    if not requested:
+        return list(MEMBERS)
+    names = [name.strip() for name in requested.split(",") if name.strip()]
+    unknown = [name for name in names if name not in MEMBERS]
+    if unknown:
+        raise ValueError(f"unknown parser(s) {', '.join(unknown)}; known: {', '.join(MEMBERS)}")
+    return names
+
+
+def build_member(name: str, **overrides: Any) -> BaseParser:
+    """A new, unfitted member parser."""
+    return MEMBERS[member_names(name)[0]].build(**overrides)

@@ -1,0 +1,165 @@
+"""Train and run a set of members (plus the tagger) as one model directory.
+
+Layout of a model directory::
+
+    MODEL_DIR/manifest.json        what was trained, on what, with which tags
+    MODEL_DIR/tagger/              the UPOS tagger (only with predicted tags)
+    MODEL_DIR/parsers/NAME.model   one file per member
+
+With ``tags="predicted"`` the tagger is trained on the training data, the parsers are
+trained on jackknifed tags (each training sentence tagged by a tagger that did not see it),
+and input is tagged before parsing, so parsers meet the same kind of tags in training as
+in use.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from parsing.base import BaseParser
+from parsing.members import MEMBERS, build_member, member_names
+from parsing.persist import load_model
+from parsing.types import Parse, Sentence
+
+TagMode = Literal["gold", "predicted"]
+Progress = Callable[[str], None]
+MANIFEST = "manifest.json"
+
+
+@dataclass
+class ModelBundle:
+    """A loaded model directory: the tagger (or None for gold tags) and fitted members."""
+
+    tags: TagMode
+    parsers: dict[str, BaseParser]
+    tagger: object | None = None
+    manifest: dict[str, object] = field(default_factory=dict)
+
+    def prepare(self, sentences: Sequence[Sentence], tags: TagMode | None = None) -> list[Sentence]:
+        """The sentences as the parsers will see them: with predicted UPOS when ``tags``
+        (default: the mode the bundle was trained in) is ``"predicted"``.
+
+        Raises:
+            ValueError: predicted tags asked of a bundle trained without a tagger.
+        """
+        mode = tags or self.tags
+        if mode == "gold":
+            return list(sentences)
+        if self.tagger is None:
+            raise ValueError("this model was trained with gold tags and has no tagger; "
+                             "train it with --tags predicted")
+        tagged: list[Sentence] = self.tagger.tag(sentences)  # type: ignore[attr-defined]
+        return tagged
+
+    def parse(self, sentences: Sequence[Sentence], names: Sequence[str] | None = None,
+              *, tags: TagMode | None = None) -> dict[str, list[Parse]]:
+        """Every named member's parses of ``sentences`` (tagged first if needed)."""
+        prepared = self.prepare(sentences, tags)
+        chosen = names or list(self.parsers)
+        missing = [name for name in chosen if name not in self.parsers]
+        if missing:
+            raise ValueError(f"model has no parser {', '.join(missing)}; it has {', '.join(self.parsers)}")
+        return {name: self.parsers[name].predict(prepared) for name in chosen}
+
+
+def train_tagger(train: Sequence[Sentence], dev: Sequence[Sentence] | None, *, random_state: int = 0
+                 ) -> tuple[object, list[Sentence], list[Sentence] | None]:
+    """Fit the tagger; return it, jackknife-tagged train, and tagged dev."""
+    from parsing.jackknife import jackknife_tags
+    from parsing.tagger import Tagger
+
+    def make_tagger() -> Tagger:
+        return Tagger(random_state=random_state)
+
+    tagger = make_tagger().fit(train, dev)
+    jackknifed = jackknife_tags(train, make_tagger, folds=10, random_state=random_state)
+    tagged_dev = tagger.tag(dev) if dev else None
+    return tagger, jackknifed, tagged_dev
+
+
+def _fit_one(name: str, train: Sequence[Sentence], dev: Sequence[Sentence] | None, path: Path,
+             random_state: int) -> tuple[str, float]:
+    started = time.perf_counter()
+    parser = build_member(name, random_state=random_state)
+    parser.fit(train, dev)
+    parser.save(path)
+    return name, time.perf_counter() - started
+
+
+def train_models(
+    train: Sequence[Sentence],
+    dev: Sequence[Sentence] | None,
+    out_dir: str | Path,
+    *,
+    names: Sequence[str] | None = None,
+    tags: TagMode = "gold",
+    jobs: int = 1,
+    random_state: int = 0,
+    progress: Progress | None = None,
+) -> dict[str, float]:
+    """Train the tagger (predicted tags only) and the named members into ``out_dir``.
+
+    Returns:
+        Training seconds per member (and ``"tagger"``).
+    """
+    say = progress or (lambda message: None)
+    out = Path(out_dir)
+    (out / "parsers").mkdir(parents=True, exist_ok=True)
+    chosen = list(names or member_names())
+    seconds: dict[str, float] = {}
+    if tags == "predicted":
+        say("training the tagger (and jackknifing training tags)")
+        started = time.perf_counter()
+        tagger, train, dev = train_tagger(train, dev, random_state=random_state)
+        tagger.save(out / "tagger")  # type: ignore[attr-defined]
+        seconds["tagger"] = time.perf_counter() - started
+    paths = {name: out / "parsers" / f"{name}.model" for name in chosen}
+    if jobs > 1:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            futures = [pool.submit(_fit_one, n, train, dev, paths[n], random_state) for n in chosen]
+            for future in futures:
+                name, spent = future.result()
+                seconds[name] = spent
+                say(f"trained {name} in {spent:.1f}s")
+    else:
+        for name in chosen:
+            say(f"training {name}")
+            seconds[name] = _fit_one(name, train, dev, paths[name], random_state)[1]
+            say(f"trained {name} in {seconds[name]:.1f}s")
+    manifest = {"tags": tags, "parsers": chosen, "train_sentences": len(train),
+                "dev_sentences": len(dev or []), "train_seconds": seconds,
+                "random_state": random_state}
+    (out / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    return seconds
+
+
+def load_models(model_dir: str | Path, names: Sequence[str] | None = None) -> ModelBundle:
+    """Load a model directory written by :func:`train_models` (only ``names`` if given)."""
+    root = Path(model_dir)
+    manifest_path = root / MANIFEST
+    if not manifest_path.is_file():
+        raise FileNotFoundError(f"{root} is not a model directory (no {MANIFEST})")
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    available = [str(name) for name in manifest["parsers"]]
+    chosen = list(names or available)
+    missing = [name for name in chosen if name not in available]
+    if missing:
+        raise ValueError(f"model has no parser {', '.join(missing)}; it has {', '.join(available)}")
+    parsers = {name: load_model(root / "parsers" / f"{name}.model", BaseParser) for name in chosen}
+    tagger = None
+    if manifest["tags"] == "predicted":
+        from parsing.tagger import Tagger
+
+        tagger = Tagger.load(root / "tagger")
+    return ModelBundle(tags=manifest["tags"], parsers=parsers, tagger=tagger, manifest=manifest)
+
+
+def describe_members() -> list[tuple[str, str]]:
+    """(name, summary) of every member, in the default order."""
+    return [(spec.name, spec.summary) for spec in MEMBERS.values()]
