@@ -327,9 +327,12 @@ def with_parse(raw: ConlluSentence, parse: Parse, *, tags: bool = False) -> Conl
     return ConlluSentence(list(raw.comments), rows, raw.first_line)
 
 
-def load_sentences(path: str | Path) -> list[Sentence]:
-    """Read a CoNLL-U file straight into :class:`~parsing.types.Sentence` objects."""
-    return [to_sentence(raw) for raw in read_conllu(path)]
+def load_sentences(path: str | Path, *, check_trees: bool = True) -> list[Sentence]:
+    """Read a CoNLL-U file straight into :class:`~parsing.types.Sentence` objects.
+
+    ``check_trees=False`` accepts heads that do not form a tree (a system's raw output).
+    """
+    return [to_sentence(raw) for raw in read_conllu(path, check_trees=check_trees)]
 
 
 def to_tokenlist(raw: ConlluSentence) -> conllu.TokenList:
