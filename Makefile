@@ -1,0 +1,54 @@
+# arcvote: `make run` (demo server) and `make test` (whole suite) work on a fresh machine.
+#   DATABASE_URL       another database for `make run` (default: SQLite in instance/)
+#   TEST_DATABASE_URL  the database the tests migrate and use (default: a temporary SQLite file)
+#   ARCVOTE_ADMIN_PASSWORD  the admin's password (default: a random one, printed once)
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+FLASK := $(BIN)/flask --app app
+HOST ?= 127.0.0.1
+PORT ?= 5000
+
+.PHONY: run setup test lint bench
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+# Each stamp is redone when pyproject.toml changes.
+$(VENV)/.run-deps: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[postgres,demo]'
+	touch $@
+
+$(VENV)/.test-deps: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[test,dev,postgres]'
+	touch $@
+
+instance/config.py:
+	mkdir -p instance
+	$(BIN)/python -c 'import secrets; print(f"SECRET_KEY = {secrets.token_hex(32)!r}")' > $@
+
+## setup: migrate, create the admin, import the demo treebank (idempotent)
+setup: $(VENV)/.run-deps instance/config.py
+	$(FLASK) db upgrade
+	$(FLASK) user ensure-admin
+	$(FLASK) demo setup
+
+## run: setup, then serve with gunicorn on http://$(HOST):$(PORT)
+run: setup
+	@echo "arcvote: open http://$(HOST):$(PORT) and sign in as 'admin' (password above, or ARCVOTE_ADMIN_PASSWORD)."
+	$(BIN)/gunicorn --bind $(HOST):$(PORT) --workers 2 --access-logfile - 'app:create_app()'
+
+## test: the whole suite (TEST_DATABASE_URL selects the database)
+test: $(VENV)/.test-deps
+	$(BIN)/pytest
+
+lint: $(VENV)/.test-deps
+	$(BIN)/ruff check app tests/app bench/import_speed.py bench/page_speed.py
+	$(BIN)/mypy app tests/app
+
+## bench: import and page speed (set TEST_DATABASE_URL to include PostgreSQL)
+bench: $(VENV)/.test-deps
+	$(BIN)/python bench/import_speed.py
+	$(BIN)/python bench/page_speed.py

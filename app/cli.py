@@ -1,0 +1,127 @@
+"""Command-line interface: ``flask --app app treebank|user|demo ...``.
+
+Each command is one transaction: it calls services, then commits once (or rolls back).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+from flask import current_app
+from flask.cli import AppGroup
+
+from app.extensions import db
+from app.models import SPLITS, Treebank, User
+from app.services.exports import export_conllu
+from app.services.imports import import_conllu
+from app.services.users import UserExistsError, create_user, ensure_admin, find_user
+from parsing.conllu_io import ConlluError
+
+treebank_cli = AppGroup("treebank", help="Import and export treebanks.")
+user_cli = AppGroup("user", help="Manage user accounts.")
+demo_cli = AppGroup("demo", help="Set up the demo treebank.")
+
+
+def _acting_user(username: str) -> User:
+    user = find_user(db.session, username)
+    if user is None:
+        raise click.ClickException(
+            f"no user {username!r}: create one with `flask --app app user create {username}`"
+        )
+    return user
+
+
+@treebank_cli.command("import")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--name", required=True, help="Treebank name (created when new).")
+@click.option("--split", type=click.Choice(SPLITS), default="train", show_default=True)
+@click.option("--language", default=None, help="Language code (default: from a UD file name).")
+@click.option("--user", "username", default="admin", show_default=True,
+              help="The user recorded as the importer.")
+def import_command(path: Path, name: str, split: str, language: str | None, username: str) -> None:
+    """Import a CoNLL-U file; a malformed file is refused and nothing is stored."""
+    limit = current_app.config["MAX_CONTENT_LENGTH"]
+    if path.stat().st_size > limit:
+        raise click.ClickException(
+            f"{path.name}: file is larger than the {limit // 2**20} MB limit"
+        )
+    try:
+        result = import_conllu(
+            db.session, data=path.read_bytes(), filename=path.name, treebank_name=name,
+            split=split, user=_acting_user(username), language=language, max_bytes=limit,
+        )
+    except (ConlluError, ValueError) as error:
+        db.session.rollback()
+        raise click.ClickException(str(error)) from None
+    db.session.commit()
+    click.echo(f"Imported {result.sentences} sentences ({result.words} words, {result.trees} "
+               f"trees) into {result.treebank.name} [{split}].")
+
+
+@treebank_cli.command("export")
+@click.argument("name")
+@click.option("--source", default="gold", show_default=True,
+              help="gold, latest (newest correction, else gold), ensemble or a parser's name.")
+@click.option("--split", type=click.Choice(SPLITS), default=None, help="Only this split.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Output file (default: standard output).")
+def export_command(name: str, source: str, split: str | None, output: Path | None) -> None:
+    """Write a treebank as CoNLL-U with the trees of one source."""
+    treebank = db.session.scalar(db.select(Treebank).where(Treebank.name == name))
+    if treebank is None:
+        raise click.ClickException(f"no treebank called {name!r}")
+    text = export_conllu(db.session, treebank, source=source, split=split)
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        output.write_bytes(text.encode("utf-8"))
+        click.echo(f"Wrote {output}.", err=True)
+
+
+@user_cli.command("create")
+@click.argument("username")
+@click.option("--admin", is_flag=True, help="Give the user admin rights.")
+@click.password_option(envvar="ARCVOTE_PASSWORD", help="Password (prompted when not given).")
+def create_user_command(username: str, admin: bool, password: str) -> None:
+    """Create a user account."""
+    try:
+        create_user(db.session, username, password, admin=admin)
+    except (UserExistsError, ValueError) as error:
+        raise click.ClickException(str(error)) from None
+    db.session.commit()
+    click.echo(f"Created {'admin ' if admin else ''}user {username}.")
+
+
+@user_cli.command("ensure-admin")
+@click.option("--username", default="admin", show_default=True)
+def ensure_admin_command(username: str) -> None:
+    """Create the admin account if missing (password from ARCVOTE_ADMIN_PASSWORD or random)."""
+    user, password = ensure_admin(db.session, username, os.environ.get("ARCVOTE_ADMIN_PASSWORD"))
+    db.session.commit()
+    if password and not os.environ.get("ARCVOTE_ADMIN_PASSWORD"):
+        click.echo(f"Created admin account {user.username!r} with password: {password}")
+        click.echo("This password is shown only once; change it by setting "
+                   "ARCVOTE_ADMIN_PASSWORD and running `make run` again.")
+    elif password:
+        click.echo(f"Admin account {user.username!r} uses the password in ARCVOTE_ADMIN_PASSWORD.")
+    else:
+        click.echo(f"Admin account {user.username!r} already exists (password unchanged).")
+
+
+@demo_cli.command("setup")
+@click.option("--sentences", default=300, show_default=True, help="How many demo sentences.")
+@click.option("--user", "username", default="admin", show_default=True)
+def demo_setup_command(sentences: int, username: str) -> None:
+    """Import the demo treebank (idempotent). Later steps (training, pre-annotation) hook here."""
+    from app.services.demo import DEMO_NAME, setup_demo
+
+    result = setup_demo(db.session, user=_acting_user(username), sentences=sentences)
+    db.session.commit()
+    if result is None:
+        click.echo(f"Demo treebank {DEMO_NAME!r} is already imported.")
+    else:
+        click.echo(f"Imported demo treebank {DEMO_NAME!r}: " + ", ".join(
+            f"{split} {count}" for split, count in result.items()) + " sentences.")

@@ -1,0 +1,212 @@
+"""The database schema (SQLAlchemy 2 typed models).
+
+How a treebank is stored::
+
+    users ─┐ (who made every row below)
+    treebanks ▸ documents ▸ sentences ▸ tokens
+                                      ▸ tree_versions
+
+* ``treebanks``: a named collection with a language, a writing ``direction`` (``ltr``/``rtl``,
+  detected from the script of the forms on the first import) and its ``labels`` (every
+  DEPREL seen, a sorted JSON list).
+* ``documents``: one imported file (or a pool of raw sentences) with its ``split``: ``train``,
+  ``dev``, ``test`` or ``pool`` (unannotated sentences waiting for parsers and annotators).
+* ``sentences``: ``position`` within the document, ``sent_id`` and ``text`` (copied from the
+  comments for search and display) and ``comments``: every comment line exactly as written.
+* ``tokens``: every CoNLL-U line of a sentence, every column as the raw string, in file
+  order (``position``). Multiword ranges (``1-2``) and empty nodes (``3.1``) are rows too;
+  ``word`` is the 1-based word index for integer IDs and NULL otherwise. These rows are the
+  imported text itself, so exporting them gives back the file byte for byte.
+* ``tree_versions``: the trees. One row per (sentence, source, version), where the source is
+  ``kind`` (``gold`` = the imported tree, ``parser``, ``ensemble``, ``annotation``) plus a
+  ``name`` (the parser's name; empty otherwise). ``heads``/``deprels`` are JSON lists over the
+  words 1..n (``heads[i-1]`` is the head of word ``i``, 0 = ROOT); ``scores`` optionally holds
+  one confidence per arc, aligned the same way. Rows are never updated: a correction is a new
+  ``annotation`` row with ``version`` = previous + 1, so the unique constraint on
+  (sentence, kind, name, version) is the optimistic lock (two annotators saving on top of the
+  same version collide) and the rows are the history; ``based_on_id`` records which tree a
+  version was made from (a revert is a new version based on an old one).
+
+Later issues add tables beside these (review status per sentence/token, notes, training
+rounds, jobs) that point at ``sentences``/``tokens``/``tree_versions`` by foreign key.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from flask_login import UserMixin
+from sqlalchemy import (
+    JSON,
+    CheckConstraint,
+    DateTime,
+    ForeignKey,
+    Index,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from werkzeug.security import check_password_hash, generate_password_hash
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+SPLITS = ("train", "dev", "test", "pool")
+"""Document splits; ``pool`` holds unannotated sentences."""
+
+TREE_KINDS = ("gold", "parser", "ensemble", "annotation")
+"""Where a tree version comes from."""
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    """Declarative base with stable constraint names for Alembic."""
+
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class User(UserMixin, Base):
+    """An account; ``is_admin`` may manage users."""
+
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    username: Mapped[str] = mapped_column(String(80), unique=True)
+    password_hash: Mapped[str] = mapped_column(String(255))
+    is_admin: Mapped[bool] = mapped_column(default=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+
+    def set_password(self, password: str) -> None:
+        """Store a salted hash of ``password``."""
+        self.password_hash = generate_password_hash(password)
+
+    def check_password(self, password: str) -> bool:
+        """True when ``password`` matches the stored hash."""
+        return check_password_hash(self.password_hash, password)
+
+
+class Treebank(Base):
+    """A named collection of documents in one language."""
+
+    __tablename__ = "treebanks"
+    __table_args__ = (CheckConstraint("direction IN ('ltr', 'rtl')", name="direction"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(120), unique=True)
+    language: Mapped[str] = mapped_column(String(32), default="")
+    direction: Mapped[str] = mapped_column(String(3), default="ltr")
+    labels: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+    created_by_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+
+    created_by: Mapped[User] = relationship()
+    documents: Mapped[list[Document]] = relationship(
+        back_populates="treebank", order_by="Document.position", cascade="all, delete-orphan"
+    )
+
+
+class Document(Base):
+    """One imported file (or pool of raw sentences) of a treebank, in one split."""
+
+    __tablename__ = "documents"
+    __table_args__ = (
+        UniqueConstraint("treebank_id", "position"),
+        CheckConstraint("split IN ('train', 'dev', 'test', 'pool')", name="split"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    treebank_id: Mapped[int] = mapped_column(ForeignKey("treebanks.id", ondelete="CASCADE"))
+    position: Mapped[int]
+    name: Mapped[str] = mapped_column(String(255))
+    split: Mapped[str] = mapped_column(String(8))
+    imported_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+    imported_by_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+
+    treebank: Mapped[Treebank] = relationship(back_populates="documents")
+    imported_by: Mapped[User] = relationship()
+
+
+class Sentence(Base):
+    """A sentence: its comment lines and its place in the document."""
+
+    __tablename__ = "sentences"
+    __table_args__ = (UniqueConstraint("document_id", "position"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    document_id: Mapped[int] = mapped_column(ForeignKey("documents.id", ondelete="CASCADE"))
+    position: Mapped[int]
+    sent_id: Mapped[str | None] = mapped_column(String(255))
+    text: Mapped[str | None] = mapped_column(Text)
+    comments: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    n_words: Mapped[int]
+
+    document: Mapped[Document] = relationship()
+    tokens: Mapped[list[Token]] = relationship(order_by="Token.position", viewonly=True)
+
+
+class Token(Base):
+    """One CoNLL-U line of a sentence, every column as the raw string."""
+
+    __tablename__ = "tokens"
+    __table_args__ = (
+        UniqueConstraint("sentence_id", "position"),
+        Index("ix_tokens_form", "form"),
+        Index("ix_tokens_lemma", "lemma"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    sentence_id: Mapped[int] = mapped_column(ForeignKey("sentences.id", ondelete="CASCADE"))
+    position: Mapped[int]
+    word: Mapped[int | None]
+    ident: Mapped[str] = mapped_column(String(32))
+    form: Mapped[str] = mapped_column(Text)
+    lemma: Mapped[str] = mapped_column(Text)
+    upos: Mapped[str] = mapped_column(Text)
+    xpos: Mapped[str] = mapped_column(Text)
+    feats: Mapped[str] = mapped_column(Text)
+    head: Mapped[str] = mapped_column(Text)
+    deprel: Mapped[str] = mapped_column(Text)
+    deps: Mapped[str] = mapped_column(Text)
+    misc: Mapped[str] = mapped_column(Text)
+
+
+class TreeVersion(Base):
+    """One immutable tree of a sentence from one source (see the module docstring)."""
+
+    __tablename__ = "tree_versions"
+    __table_args__ = (
+        UniqueConstraint("sentence_id", "kind", "name", "version"),
+        CheckConstraint("kind IN ('gold', 'parser', 'ensemble', 'annotation')", name="kind"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    sentence_id: Mapped[int] = mapped_column(ForeignKey("sentences.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(16))
+    name: Mapped[str] = mapped_column(String(120), default="")
+    version: Mapped[int] = mapped_column(default=1)
+    heads: Mapped[list[Any]] = mapped_column(JSON)
+    deprels: Mapped[list[Any]] = mapped_column(JSON)
+    scores: Mapped[list[Any] | None] = mapped_column(JSON)
+    based_on_id: Mapped[int | None] = mapped_column(
+        ForeignKey("tree_versions.id", ondelete="SET NULL"), index=True
+    )
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+
+    user: Mapped[User] = relationship()
+
+    @property
+    def source(self) -> str:
+        """The source as written in URLs and on the command line (see ``services.trees``)."""
+        return self.name if self.kind == "parser" else self.kind

@@ -1,0 +1,70 @@
+"""The demo treebank: a few hundred Turkish sentences from the ``turkish-treebanks`` package.
+
+That Apache-2.0 package installs ``data/web.conllu`` into site-packages. The demo takes the
+first sentences of it as train / dev / unannotated pool (the pool's HEAD, DEPREL and DEPS
+are blanked to ``_``, as raw text to be parsed would be).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from pathlib import Path
+
+from sqlalchemy import select
+
+from app.models import Treebank, User
+from app.services import DbSession
+from app.services.imports import import_conllu
+from parsing.conllu_io import ConlluSentence, decode_utf8, format_conllu, parse_conllu
+
+DEMO_NAME = "Turkish demo"
+DEMO_SHARES = (("train", 0.6), ("dev", 0.2), ("pool", 0.2))
+
+
+def demo_file() -> Path:
+    """Where the ``turkish-treebanks`` package installed ``web.conllu``.
+
+    :raise FileNotFoundError: the package is not installed (``pip install -e '.[demo]'``).
+    """
+    try:
+        files = importlib.metadata.distribution("turkish-treebanks").files or []
+    except importlib.metadata.PackageNotFoundError:
+        raise FileNotFoundError("install the demo data: pip install -e '.[demo]'") from None
+    for file in files:
+        if str(file).endswith("web.conllu"):
+            return Path(str(file.locate()))
+    raise FileNotFoundError("turkish-treebanks has no data/web.conllu")
+
+
+def setup_demo(session: DbSession, *, user: User, sentences: int = 300) -> dict[str, int] | None:
+    """Import the demo treebank unless it exists; return sentences per split, or None."""
+    if session.scalar(select(Treebank.id).where(Treebank.name == DEMO_NAME)) is not None:
+        return None
+    chosen = _first_sentences(demo_file(), sentences)
+    counts: dict[str, int] = {}
+    start = 0
+    for split, share in DEMO_SHARES:
+        end = len(chosen) if split == DEMO_SHARES[-1][0] else start + round(share * len(chosen))
+        part = chosen[start:end]
+        if split == "pool":
+            part = [_unannotated(sentence) for sentence in part]
+        import_conllu(
+            session, data=format_conllu(part).encode("utf-8"), filename=f"web-{split}.conllu",
+            treebank_name=DEMO_NAME, split=split, user=user, language="tr",
+        )
+        counts[split] = len(part)
+        start = end
+    return counts
+
+
+def _first_sentences(path: Path, count: int) -> list[ConlluSentence]:
+    """The first ``count`` sentences of ``path`` (the file lacks its final blank line)."""
+    blocks = decode_utf8(path.read_bytes(), source=path.name).split("\n\n")
+    head = [block.strip("\n") for block in blocks if block.strip()][:count]
+    return parse_conllu("".join(block + "\n\n" for block in head), source=path.name)
+
+
+def _unannotated(sentence: ConlluSentence) -> ConlluSentence:
+    """The sentence with HEAD, DEPREL and DEPS set to ``_``."""
+    rows = [[*row[:6], "_", "_", "_", row[9]] for row in sentence.rows]
+    return ConlluSentence(list(sentence.comments), rows)

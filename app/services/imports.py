@@ -1,0 +1,224 @@
+"""Import CoNLL-U into a treebank: check everything first, then bulk-insert in one go.
+
+The whole file is parsed and checked by :mod:`parsing.conllu_io` before the first row is
+written, so a malformed file leaves the database untouched; the caller commits or rolls back.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from sqlalchemy import Table, func, insert, select
+
+from app.models import SPLITS, Base, Document, Sentence, Token, Treebank, TreeVersion, User
+from app.services import DbSession
+from parsing.conllu_io import (
+    DEPREL,
+    HEAD,
+    ConlluError,
+    ConlluSentence,
+    decode_utf8,
+    parse_conllu,
+)
+
+_LANGUAGE_FROM_FILENAME = re.compile(r"([a-z]{2,3})_[a-z0-9]+-ud-")
+_WORD_ID = re.compile(r"[1-9][0-9]*")
+
+
+@dataclass(frozen=True, slots=True)
+class ImportResult:
+    """What an import added."""
+
+    treebank: Treebank
+    document: Document
+    sentences: int
+    words: int
+    trees: int
+
+
+def import_conllu(
+    session: DbSession,
+    *,
+    data: bytes,
+    filename: str,
+    treebank_name: str,
+    split: str,
+    user: User,
+    language: str | None = None,
+    max_bytes: int | None = None,
+) -> ImportResult:
+    """Add ``data`` (a CoNLL-U file) to treebank ``treebank_name``, creating it if needed.
+
+    :raise ConlluError: the file is too large, not UTF-8, empty or malformed (with its line).
+    :raise ValueError: ``split`` is not one of :data:`app.models.SPLITS` or the name is empty.
+    """
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {', '.join(SPLITS)}, not {split!r}")
+    if not treebank_name.strip():
+        raise ValueError("the treebank needs a name")
+    if max_bytes is not None and len(data) > max_bytes:
+        raise ConlluError(0, f"file is larger than the {max_bytes // 2**20} MB limit",
+                          source=filename)
+    sentences = parse_conllu(decode_utf8(data, source=filename), source=filename)
+    treebank = _get_or_create_treebank(
+        session, treebank_name.strip(), user, language or guess_language(filename), sentences
+    )
+    document = _add_document(session, treebank, filename, split, user)
+    sentence_ids = _insert_sentences(session, document, sentences)
+    words = _insert_tokens(session, sentence_ids, sentences)
+    trees = _insert_gold_trees(session, sentence_ids, sentences, user)
+    treebank.labels = sorted(set(treebank.labels) | _labels(sentences))
+    session.flush()
+    return ImportResult(treebank, document, len(sentences), words, trees)
+
+
+def guess_language(filename: str) -> str:
+    """The language code of a UD file name (``tr_imst-ud-train.conllu`` → ``tr``), or ``""``."""
+    match = _LANGUAGE_FROM_FILENAME.match(filename)
+    return match[1] if match else ""
+
+
+def detect_direction(forms: Iterable[str]) -> str:
+    """``rtl`` when most strong-direction letters of ``forms`` are right-to-left, else ``ltr``."""
+    rtl = ltr = 0
+    for form in forms:
+        for char in form:
+            kind = unicodedata.bidirectional(char)
+            if kind in ("R", "AL"):
+                rtl += 1
+            elif kind == "L":
+                ltr += 1
+    return "rtl" if rtl > ltr else "ltr"
+
+
+def _get_or_create_treebank(
+    session: DbSession, name: str, user: User, language: str, sentences: Sequence[ConlluSentence]
+) -> Treebank:
+    treebank = session.scalar(select(Treebank).where(Treebank.name == name))
+    if treebank is None:
+        forms = (row[1] for sentence in sentences[:500] for row in sentence.words)
+        treebank = Treebank(
+            name=name, language=language, direction=detect_direction(forms), labels=[],
+            created_by=user,
+        )
+        session.add(treebank)
+        session.flush()
+    return treebank
+
+
+def _add_document(
+    session: DbSession, treebank: Treebank, filename: str, split: str, user: User
+) -> Document:
+    last = session.scalar(
+        select(func.max(Document.position)).where(Document.treebank_id == treebank.id)
+    )
+    document = Document(
+        treebank=treebank, position=(last or 0) + 1, name=filename, split=split,
+        imported_by=user,
+    )
+    session.add(document)
+    session.flush()
+    return document
+
+
+def _insert_sentences(
+    session: DbSession, document: Document, sentences: Sequence[ConlluSentence]
+) -> list[int]:
+    rows = [
+        {
+            "document_id": document.id,
+            "position": position,
+            "sent_id": sentence.sent_id,
+            "text": sentence.text,
+            "comments": sentence.comments,
+            "n_words": len(sentence.words),
+        }
+        for position, sentence in enumerate(sentences, start=1)
+    ]
+    statement = insert(Sentence).returning(Sentence.id, sort_by_parameter_order=True)
+    return list(session.scalars(statement, rows))
+
+
+def _insert_tokens(
+    session: DbSession, sentence_ids: Sequence[int], sentences: Sequence[ConlluSentence]
+) -> int:
+    rows: list[dict[str, Any]] = []
+    words = 0
+    for sentence_id, sentence in zip(sentence_ids, sentences, strict=True):
+        for position, row in enumerate(sentence.rows, start=1):
+            word = int(row[0]) if _WORD_ID.fullmatch(row[0]) else None
+            rows.append(_token_row(sentence_id, position, word, row))
+        words += len(sentence.words)
+    _bulk_insert(session, _table(Token), rows)
+    return words
+
+
+def _token_row(sentence_id: int, position: int, word: int | None, row: list[str]) -> dict[str, Any]:
+    ident, form, lemma, upos, xpos, feats, head, deprel, deps, misc = row
+    return {
+        "sentence_id": sentence_id, "position": position, "word": word, "ident": ident,
+        "form": form, "lemma": lemma, "upos": upos, "xpos": xpos, "feats": feats,
+        "head": head, "deprel": deprel, "deps": deps, "misc": misc,
+    }
+
+
+def _insert_gold_trees(
+    session: DbSession, sentence_ids: Sequence[int], sentences: Sequence[ConlluSentence], user: User
+) -> int:
+    """Store each sentence's imported tree as its ``gold`` version 1 (none if heads are ``_``)."""
+    rows = [
+        {
+            "sentence_id": sentence_id, "kind": "gold", "name": "", "version": 1,
+            "heads": [int(word[HEAD]) for word in sentence.words],
+            "deprels": [word[DEPREL] for word in sentence.words],
+            "scores": None, "user_id": user.id,
+        }
+        for sentence_id, sentence in zip(sentence_ids, sentences, strict=True)
+        if sentence.words[0][HEAD] != "_"
+    ]
+    if rows:
+        session.execute(insert(_table(TreeVersion)), rows)
+    return len(rows)
+
+
+def _bulk_insert(session: DbSession, table: Table, rows: list[dict[str, Any]]) -> None:
+    """Insert ``rows`` in the session's transaction: COPY on PostgreSQL, else executemany."""
+    if not rows:
+        return
+    connection = session.connection()
+    if connection.dialect.name == "postgresql" and connection.dialect.driver == "psycopg2":
+        columns = list(rows[0])
+        buffer = io.StringIO()
+        for row in rows:
+            buffer.write("\t".join(_copy_text(row[column]) for column in columns) + "\n")
+        buffer.seek(0)
+        cursor = connection.connection.cursor()
+        cursor.copy_expert(f"COPY {table.name} ({', '.join(columns)}) FROM STDIN", buffer)
+        cursor.close()
+        return
+    for start in range(0, len(rows), 20_000):
+        session.execute(insert(table), rows[start:start + 20_000])
+
+
+def _copy_text(value: object) -> str:
+    """One field in PostgreSQL's COPY text format."""
+    if value is None:
+        return "\\N"
+    return str(value).translate(_COPY_ESCAPES)
+
+
+_COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+
+
+def _table(model: type[Base]) -> Table:
+    """The Core table of ``model`` (Core inserts skip the ORM's per-row bookkeeping)."""
+    return cast(Table, model.__table__)
+
+
+def _labels(sentences: Iterable[ConlluSentence]) -> set[str]:
+    return {word[DEPREL] for sentence in sentences for word in sentence.words} - {"_"}

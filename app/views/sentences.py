@@ -1,0 +1,55 @@
+"""Sentence list with search, and the sentence page with its tree."""
+
+from __future__ import annotations
+
+from flask import Blueprint, current_app, render_template, request
+from flask_login import login_required
+
+from app.extensions import db
+from app.models import SPLITS, Sentence, Treebank
+from app.services.browse import (
+    SEARCH_FIELDS,
+    neighbours,
+    search_sentences,
+    sentence_view,
+    treebank_stats,
+)
+
+bp = Blueprint("sentences", __name__)
+
+
+@bp.route("/treebanks/<int:treebank_id>/sentences")
+@login_required
+def index(treebank_id: int) -> str:
+    """One page of the treebank's sentences, optionally filtered by a search."""
+    treebank = db.get_or_404(Treebank, treebank_id)
+    field = request.args.get("field", "form")
+    if field not in SEARCH_FIELDS:
+        field = "form"
+    split = request.args.get("split") or None
+    if split not in SPLITS:
+        split = None
+    query = request.args.get("q", "")
+    page = search_sentences(
+        db.session, treebank, query=query, field=field, split=split,
+        page=request.args.get("page", 1, type=int),
+        per_page=current_app.config["SENTENCES_PER_PAGE"],
+    )
+    (stats,) = treebank_stats(db.session, treebank.id)
+    return render_template(
+        "sentences/index.html", treebank=treebank, page=page, stats=stats, query=query,
+        field=field, split=split, fields=SEARCH_FIELDS, splits=SPLITS,
+    )
+
+
+@bp.route("/sentences/<int:sentence_id>")
+@login_required
+def show(sentence_id: int) -> str:
+    """The sentence's dependency tree (SVG, drawn by static/js/tree.js) and token table."""
+    sentence = db.get_or_404(Sentence, sentence_id)
+    view = sentence_view(db.session, sentence, request.args.get("source", "gold"))
+    previous, following = neighbours(db.session, sentence)
+    return render_template(
+        "sentences/show.html", sentence=sentence, treebank=sentence.document.treebank,
+        view=view, previous=previous, following=following,
+    )
