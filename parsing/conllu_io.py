@@ -91,6 +91,9 @@ def parse_conllu(
 ) -> list[ConlluSentence]:
     """Split CoNLL-U text into sentences, checking it line by line.
 
+    Every sentence ends with a blank line; the file's last one may omit it (written back,
+    it gets one). Extra blank lines between sentences are tolerated.
+
     Args:
         text: the whole file's text.
         source: a name for error messages (a file name).
@@ -134,12 +137,11 @@ def parse_conllu(
             current.comments.append(line)
         else:
             current.rows.append(_split_row(line, number, source))
-    if current.rows:
-        raise ConlluError(
-            current.first_line + len(current.comments) + len(current.rows) - 1,
-            "the last sentence is not followed by a blank line",
-            source=source,
-        )
+    if current.rows:  # a final sentence without its blank line is common; accept it
+        _check_sentence(current, source, check_trees)
+        sentences.append(current)
+    elif current.comments:
+        raise ConlluError(len(lines), "comment lines with no token lines after them", source=source)
     return sentences
 
 

@@ -58,10 +58,8 @@ def setup_demo(session: DbSession, *, user: User, sentences: int = 300) -> dict[
 
 
 def _first_sentences(path: Path, count: int) -> list[ConlluSentence]:
-    """The first ``count`` sentences of ``path`` (the file lacks its final blank line)."""
-    blocks = decode_utf8(path.read_bytes(), source=path.name).split("\n\n")
-    head = [block.strip("\n") for block in blocks if block.strip()][:count]
-    return parse_conllu("".join(block + "\n\n" for block in head), source=path.name)
+    """The first ``count`` sentences of ``path``."""
+    return parse_conllu(decode_utf8(path.read_bytes(), source=path.name), source=path.name)[:count]
 
 
 def _unannotated(sentence: ConlluSentence) -> ConlluSentence:

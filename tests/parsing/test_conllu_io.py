@@ -89,8 +89,7 @@ def _row(token_id: str, head: str = "0", deprel: str = "root") -> str:
         (_row("1", "2", "dep") + _row("2", "1", "dep") + "\n", 1, "cycle: 1 -> 2 -> 1"),
         (_row("1") + _row("1", "1", "dep") + "\n", 2, "duplicate word ID 1"),
         (_row("1") + _row("3", "1", "dep") + "\n", 2, "out-of-order word ID 3"),
-        (_row("1"), 1, "not followed by a blank line"),
-        (_row("1") + "\n" + _row("1", "1"), 3, "not followed by a blank line"),
+        (_row("1") + "\n# orphan\n", 3, "comment lines with no token lines"),
         (_row("1", "1") + "\n", 1, "its own head"),
         (_row("1") + " \n", 2, "blank line must be empty"),
         (_row("1") + "# late\n\n", 2, "comment line inside"),
@@ -106,6 +105,19 @@ def test_malformed_input_names_line_and_problem(text: str, line: int, fragment: 
     assert caught.value.line == line
     assert fragment in caught.value.problem
     assert str(caught.value).startswith("bad.conllu")
+
+
+@pytest.mark.parametrize("ending", ["", "\n"])
+def test_last_sentence_may_omit_its_blank_line(ending: str) -> None:
+    text = _row("1") + "\n" + _row("1").rstrip("\n") + ending
+    sentences = parse_conllu(text)
+    assert len(sentences) == 2
+    assert format_conllu(sentences) == _row("1") + "\n" + _row("1") + "\n"
+
+
+def test_last_sentence_is_still_checked() -> None:
+    with pytest.raises(ConlluError, match="line 3: HEAD 9 is out of range"):
+        parse_conllu(_row("1") + "\n" + _row("1", "9"))
 
 
 def test_trees_are_not_checked_when_asked() -> None:
