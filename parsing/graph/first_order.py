@@ -1,0 +1,86 @@
+"""First-order (arc-factored) graph-based parser: McDonald, Crammer & Pereira (2005).
+
+A tree's score is the sum of its arcs' scores; an arc's score is the sum of the weights of its
+hashed features (:func:`parsing.graph.templates.arc_features`: head and dependent words,
+lemmas, UPOS, XPOS, FEATS, suffixes, the UPOS around them and in between, each alone and
+conjoined with direction and distance). The best tree is the maximum spanning tree
+(Chu-Liu-Edmonds, non-projective, by default; Eisner with ``projective=True``), with exactly
+one word attached to ROOT.
+
+Conventions: index 0 is ROOT; ``scores[dep, head]`` has shape ``(n+1, n+1)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from parsing.decoders import mst
+from parsing.graph.model import GraphParser, Weights, _arc_scores
+from parsing.graph.templates import IntArray
+from parsing.types import Heads, Scores
+
+
+class FirstOrderParser(GraphParser):
+    """Arc-factored linear parser trained online (averaged perceptron or MIRA).
+
+    Args:
+        projective: decode with Eisner (projective trees) instead of Chu-Liu-Edmonds.
+        max_iter: training epochs (with ``dev``, the best epoch up to this many is kept).
+        learner: ``"perceptron"`` (averaged structured perceptron) or ``"mira"`` (averaged
+            1-best MIRA with Hamming loss).
+        C: MIRA's cap on the step size (unused by the perceptron).
+        patience: with ``dev``, stop after this many epochs without a better dev UAS.
+        n_bits: features are hashed into ``2**n_bits`` weights.
+        min_count: forms and lemmas seen fewer times in training are unknown words.
+        labeller_C: regularisation of the :class:`~parsing.labeller.ArcLabeller`.
+        random_state: seeds the order training sentences are visited in.
+
+    Attributes:
+        encoder_: the :class:`~parsing.graph.templates.TokenEncoder` of the training data.
+        weights_: averaged weights, shape ``(2**n_bits + 1,)`` (the last is the null feature).
+        n_iter_: epochs the kept weights were trained for.
+        dev_uas_: dev UAS after each epoch (empty without ``dev``).
+        labeller_: the fitted :class:`~parsing.labeller.ArcLabeller`.
+
+    Examples:
+        >>> from parsing.types import Sentence
+        >>> s = Sentence.from_words(["Dogs", "bark"], upos=["NOUN", "VERB"], heads=[2, 0],
+        ...                         deprels=["nsubj", "root"])
+        >>> parser = FirstOrderParser(max_iter=2, n_bits=16).fit([s, s])
+        >>> parser.predict([s])[0].heads.tolist()
+        [-1, 2, 0]
+    """
+
+    name = "graph1"
+    description = "graph-based, first order (McDonald et al. 2005): arc-factored, Chu-Liu-Edmonds"
+
+    def __init__(
+        self,
+        *,
+        projective: bool = False,
+        max_iter: int = 10,
+        learner: str = "mira",
+        C: float = 0.1,
+        patience: int = 2,
+        n_bits: int = 22,
+        min_count: int = 2,
+        labeller_C: float = 0.05,
+        random_state: int | None = 0,
+    ) -> None:
+        self.projective = projective
+        self.max_iter = max_iter
+        self.learner = learner
+        self.C = C
+        self.patience = patience
+        self.n_bits = n_bits
+        self.min_count = min_count
+        self.labeller_C = labeller_C
+        self.random_state = random_state
+
+    def _decode(self, tokens: IntArray, arcs: IntArray, weights: Weights) -> tuple[Heads, Scores]:
+        scores = _arc_scores(arcs, weights)
+        return mst(scores, projective=self.projective), scores
+
+    def _tree_features(self, tokens: IntArray, arcs: IntArray, heads: Heads) -> IntArray:
+        words = np.arange(1, len(heads))
+        return arcs[words, heads[1:]].reshape(-1)

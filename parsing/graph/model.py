@@ -1,0 +1,197 @@
+"""What the graph-based parsers share: structured online training, prediction and labelling.
+
+A graph parser scores a tree as the sum of weights of the hashed features of its parts (arcs,
+and sibling triples for the second-order model). Training is the structured perceptron of
+Collins (2002) or 1-best MIRA (McDonald, Crammer & Pereira 2005, Hamming loss), with weight
+averaging (:class:`parsing.learn.AveragedPerceptron`): decode each training sentence with the
+current weights and, if the tree is wrong, add its gold-minus-predicted feature counts in one
+``np.add.at`` call. With ``dev`` sentences the averaged weights of every epoch are scored on
+dev (UAS) and the best epoch is kept (training stops after ``patience`` epochs without gain).
+
+Labels come from a second stage, :class:`parsing.labeller.ArcLabeller`, fitted on the gold
+trees in :meth:`GraphParser.fit`.
+
+Conventions: index 0 is ROOT; ``heads`` has shape ``(n+1,)`` with ``heads[0] == -1``;
+``scores[dep, head]`` has shape ``(n+1, n+1)``.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Sequence
+from typing import Self
+
+import numpy as np
+from numpy.typing import NDArray
+
+from parsing.base import BaseParser
+from parsing.graph.templates import IntArray, TokenEncoder, arc_features, null_index
+from parsing.labeller import ArcLabeller
+from parsing.learn import AveragedPerceptron
+from parsing.types import Heads, Parse, Scores, Sentence
+
+Weights = NDArray[np.float64] | NDArray[np.float32]
+
+LEARNERS = ("perceptron", "mira")
+
+
+class GraphParser(BaseParser):
+    """Training loop and prediction of a linear graph-based parser; subclasses define the parts.
+
+    Subclasses store their hyperparameters in ``__init__`` (including every attribute read
+    here: ``max_iter``, ``learner``, ``C``, ``patience``, ``n_bits``, ``min_count``,
+    ``labeller_C``, ``random_state``) and implement :meth:`_decode` and
+    :meth:`_tree_features`.
+    """
+
+    max_iter: int
+    learner: str
+    C: float
+    patience: int
+    n_bits: int
+    min_count: int
+    labeller_C: float
+    random_state: int | None
+
+    @abstractmethod
+    def _decode(self, tokens: IntArray, arcs: IntArray, weights: Weights) -> tuple[Heads, Scores]:
+        """Best tree of a sentence and its arc scores (``-inf`` on row 0 and the diagonal)."""
+
+    @abstractmethod
+    def _tree_features(self, tokens: IntArray, arcs: IntArray, heads: Heads) -> IntArray:
+        """Feature indices of all parts of the tree ``heads``, flattened (may hold the null)."""
+
+    def fit(self, sentences: Sequence[Sentence], dev: Sequence[Sentence] | None = None) -> Self:
+        """Learn arc weights from gold trees, then the labeller.
+
+        Args:
+            sentences: training sentences with gold trees (their order is never changed;
+                each epoch visits a seeded permutation).
+            dev: optional sentences with gold trees; the epoch whose averaged weights give
+                the best dev UAS is kept.
+
+        Raises:
+            ValueError: an unknown ``learner``, or a training or dev sentence without a tree.
+        """
+        if self.learner not in LEARNERS:
+            raise ValueError(f"learner must be one of {LEARNERS}, got {self.learner!r}")
+        if any(not s.has_tree for s in sentences) or not sentences:
+            raise ValueError("every training sentence needs a gold tree (and there must be one)")
+        if dev and any(not s.has_tree for s in dev):
+            raise ValueError("every dev sentence needs a gold tree")
+        rng = np.random.default_rng(self.random_state)
+        self.encoder_ = TokenEncoder.build(sentences, min_count=self.min_count)
+        tokens = [self.encoder_.encode(s) for s in sentences]
+        dev_tokens = [self.encoder_.encode(s) for s in dev] if dev else []
+        model = AveragedPerceptron((null_index(self.n_bits) + 1,))
+        best: tuple[float, int, Weights] | None = None
+        self.dev_uas_: list[float] = []
+        for epoch in range(1, self.max_iter + 1):
+            for index in rng.permutation(len(sentences)).tolist():
+                self._train_step(model, tokens[index], sentences[index].heads)
+                model.tick()
+            if not dev:
+                continue
+            averaged = model.averaged().astype(np.float32)
+            uas = self._uas(dev_tokens, list(dev), averaged)
+            self.dev_uas_.append(uas)
+            if best is None or uas > best[0]:
+                best = (uas, epoch, averaged)
+            elif epoch - best[1] >= self.patience:
+                break
+        if best is None:
+            best = (float("nan"), self.max_iter, model.averaged().astype(np.float32))
+        _, self.n_iter_, self.weights_ = best
+        self.labeller_ = ArcLabeller(C=self.labeller_C).fit(sentences)
+        return self
+
+    def _train_step(self, model: AveragedPerceptron, tokens: IntArray, gold: Heads) -> None:
+        arcs = arc_features(tokens, n_bits=self.n_bits)
+        predicted, _ = self._decode(tokens, arcs, model.weights)
+        if np.array_equal(predicted, gold):
+            return
+        gold_features = self._tree_features(tokens, arcs, gold)
+        predicted_features = self._tree_features(tokens, arcs, predicted)
+        index = np.concatenate([gold_features, predicted_features])
+        delta = np.concatenate([np.ones(len(gold_features)), -np.ones(len(predicted_features))])
+        on = index != null_index(self.n_bits)
+        index, delta = index[on], delta[on]
+        if self.learner == "perceptron":
+            model.update(index, delta)
+            return
+        # 1-best MIRA: smallest change making gold beat the prediction by its Hamming loss
+        features, inverse = np.unique(index, return_inverse=True)
+        difference: NDArray[np.float64] = np.bincount(inverse, weights=delta).astype(np.float64)
+        norm = float(difference @ difference)
+        if norm == 0.0:
+            return
+        loss = float(np.count_nonzero(predicted[1:] != gold[1:]))
+        margin = float(difference @ model.weights[features])
+        step = min(self.C, max(0.0, (loss - margin) / norm))
+        model.update(features, difference * step)
+
+    def _uas(self, tokens: list[IntArray], sentences: list[Sentence], weights: Weights) -> float:
+        correct = total = 0
+        for table, sentence in zip(tokens, sentences, strict=True):
+            heads, _ = self._decode(table, arc_features(table, n_bits=self.n_bits), weights)
+            correct += int(np.count_nonzero(heads[1:] == sentence.heads[1:]))
+            total += len(sentence)
+        return correct / max(total, 1)
+
+    def score_arcs(self, sentence: Sentence) -> Scores:
+        """The learned arc scores of a sentence, ``scores[dep, head]``, shape ``(n+1, n+1)``;
+        row 0 and the diagonal are ``-inf``. For the score-level ensemble."""
+        tokens = self.encoder_.encode(sentence)
+        return _arc_scores(arc_features(tokens, n_bits=self.n_bits), self.weights_)
+
+    def tree_score(self, sentence: Sentence, heads: Heads) -> float:
+        """The model's score of the tree ``heads`` (shape ``(n+1,)``) for ``sentence``: the
+        sum of the weights of all its parts' features."""
+        tokens = self.encoder_.encode(sentence)
+        features = self._tree_features(tokens, arc_features(tokens, n_bits=self.n_bits), np.asarray(heads))
+        return float(self.weights_[features].sum(dtype=np.float64))
+
+    def predict(self, sentences: Sequence[Sentence]) -> list[Parse]:
+        """Parse and label sentences (their heads and labels, if any, are ignored).
+
+        Returns:
+            One :class:`~parsing.types.Parse` per sentence. ``arc_scores[d]`` is the softmax
+            over candidate heads of ``d``'s learned arc scores, taken at the chosen head: a
+            confidence proxy in ``(0, 1]`` (a linear model's scores are not calibrated).
+            ``extras["label_proba"]`` (shape ``(n+1,)``, ``nan`` at 0) is the labeller's
+            probability-like score of each chosen label; the full label distributions are
+            :meth:`ArcLabeller.predict_proba` of ``labeller_``.
+        """
+        trees: list[Heads] = []
+        confidences: list[NDArray[np.float64]] = []
+        for sentence in sentences:
+            tokens = self.encoder_.encode(sentence)
+            heads, scores = self._decode(tokens, arc_features(tokens, n_bits=self.n_bits), self.weights_)
+            trees.append(heads)
+            confidences.append(_chosen_softmax(scores, heads))
+        if not sentences:
+            return []
+        parses = []
+        label_proba = self.labeller_.predict_proba(sentences, trees)
+        for heads, confidence, proba in zip(trees, confidences, label_proba, strict=True):
+            chosen = np.concatenate([[np.nan], proba[1:].max(axis=1)])
+            parses.append(Parse(heads=heads, deprels=self.labeller_.labels_of(proba),
+                                arc_scores=confidence, extras={"label_proba": chosen}))
+        return parses
+
+
+def _arc_scores(arcs: IntArray, weights: Weights) -> Scores:
+    """Arc scores from arc features ``(n+1, n+1, K)``; row 0 and the diagonal ``-inf``."""
+    scores: Scores = weights[arcs].sum(axis=-1, dtype=np.float64)
+    scores[0] = -np.inf
+    np.fill_diagonal(scores, -np.inf)
+    return scores
+
+
+def _chosen_softmax(scores: Scores, heads: Heads) -> NDArray[np.float64]:
+    """Softmax over heads of each dependent's scores, at the chosen head: shape ``(n+1,)``."""
+    rows = scores[1:]
+    finite_max = np.where(np.isfinite(rows), rows, -np.inf).max(axis=1, keepdims=True)
+    exp = np.exp(rows - finite_max)
+    chosen: NDArray[np.float64] = exp[np.arange(len(rows)), heads[1:]] / exp.sum(axis=1)
+    return np.concatenate([[np.nan], chosen])
