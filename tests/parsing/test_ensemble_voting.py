@@ -1,0 +1,165 @@
+"""Arc voting + MST reparsing, weighting schemes, and the shared Ensemble base."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+from parsing.decoders import is_projective, is_tree
+from parsing.ensemble.base import member_accuracy, reparse, scheme_weights, vote_labels
+from parsing.ensemble.fakes import FIT_LOG, FixedParser, RuleParser
+from parsing.ensemble.voting import ArcVoting, combine_votes, vote_matrix, vote_share
+from parsing.types import Parse, Sentence
+
+
+def parse(heads: list[int], labels: list[str] | None = None) -> Parse:
+    return Parse(np.array([-1, *heads], dtype=np.intp), ["", *(labels or ["dep"] * len(heads))])
+
+
+def sentences(count: int, n: int = 4) -> list[Sentence]:
+    rng = np.random.default_rng(7)
+    result = []
+    for i in range(count):
+        heads = [0] + [int(rng.integers(1, d)) for d in range(2, n + 1)]  # a random tree
+        result.append(Sentence.from_words([f"w{j}" for j in range(n)], heads=heads,
+                                          deprels=["dep"] * n, sent_id=f"s{i}"))
+    return result
+
+
+def test_majority_wins() -> None:
+    a, b = parse([2, 0, 2]), parse([0, 1, 2])
+    assert combine_votes([a, a, b], [1.0, 1.0, 1.0]).heads.tolist() == [-1, 2, 0, 2]
+    assert combine_votes([b, a, b], [1.0, 1.0, 1.0]).heads.tolist() == [-1, 0, 1, 2]
+
+
+def test_weights_tip_a_tie() -> None:
+    a, b = parse([2, 0, 2]), parse([0, 1, 2])
+    assert combine_votes([a, b], [1.0, 2.0]).heads.tolist() == [-1, 0, 1, 2]
+    assert combine_votes([a, b], [2.0, 1.0]).heads.tolist() == [-1, 2, 0, 2]
+    # equal weights: the deterministic tie-break favours the earlier member
+    assert combine_votes([a, b], [1.0, 1.0]).heads.tolist() == [-1, 2, 0, 2]
+    assert combine_votes([b, a], [1.0, 1.0]).heads.tolist() == [-1, 0, 1, 2]
+
+
+def test_vote_matrix_counts_proposed_arcs_only() -> None:
+    votes = vote_matrix([[-1, 2, 0], [-1, 2, 0], [-1, 0, 1]], [1.0, 2.0, 4.0])
+    assert votes[1, 2] == pytest.approx(3.0, abs=1e-5) and votes[1, 0] == pytest.approx(4.0, abs=1e-5)
+    assert np.isneginf(votes[0]).all() and np.isneginf(np.diag(votes)).all()
+    assert votes[2, 1] == pytest.approx(4.0, abs=1e-5)
+    assert votes[2, 0] == pytest.approx(3.0, abs=1e-5)
+    assert np.isneginf(vote_matrix([[-1, 0, 1]], [1.0])[1, 2])
+
+
+@pytest.mark.parametrize("projective", [False, True])
+@pytest.mark.parametrize("single_root", [False, True])
+def test_output_is_always_a_tree(projective: bool, single_root: bool) -> None:
+    rng = np.random.default_rng(0)
+    for _ in range(150):
+        n = int(rng.integers(1, 9))
+        members = [parse(rng.integers(0, n + 1, size=n).tolist()) for _ in range(int(rng.integers(1, 5)))]
+        weights = rng.random(len(members))
+        result = combine_votes(members, weights, projective=projective, single_root=single_root)
+        assert is_tree(result.heads)
+        if single_root:
+            assert int((result.heads[1:] == 0).sum()) == 1
+        if projective:
+            assert is_projective(result.heads)
+        assert len(result.deprels) == n + 1 and result.arc_scores is not None
+
+
+def test_proposed_arcs_are_preferred_when_a_tree_of_them_exists() -> None:
+    # a tree made only of proposed arcs exists, so no unproposed arc may be used
+    a, b = parse([0, 3, 1]), parse([3, 1, 0])
+    heads = combine_votes([a, b], [1.0, 1.0]).heads
+    proposed = {(d, h) for p in (a, b) for d, h in enumerate(p.heads.tolist()) if d}
+    assert all((d, h) in proposed for d, h in enumerate(heads.tolist()) if d)
+
+
+def test_reparse_uses_unproposed_arcs_only_when_forced() -> None:
+    votes = np.full((3, 3), -np.inf)
+    votes[1, 0] = votes[2, 0] = 5.0
+    assert reparse(votes, single_root=False).tolist() == [-1, 0, 0]
+    assert is_tree(reparse(votes, single_root=True))
+
+
+def test_label_vote_among_members_that_chose_the_winning_head() -> None:
+    a = parse([2, 0], ["nsubj", "root"])
+    b = parse([2, 0], ["obj", "root"])
+    c = parse([0, 1], ["root", "amod"])
+    result = combine_votes([a, b, c], [1.0, 1.5, 2.0])
+    assert result.heads.tolist() == [-1, 2, 0]
+    assert result.deprels == ["", "obj", "root"]  # c is heaviest but did not choose head 2
+    # no member chose the winning head: everyone votes
+    assert vote_labels([-1, 0, 0], [a, b], [1.0, 3.0]) == ["", "obj", "root"]
+
+
+def test_vote_share_of_the_chosen_arc() -> None:
+    a, b = parse([2, 0]), parse([0, 1])
+    result = combine_votes([a, a, b], [1.0, 1.0, 2.0])
+    share = vote_share([p.heads for p in (a, a, b)], [1.0, 1.0, 2.0], result.heads)
+    np.testing.assert_allclose(result.arc_scores, share)
+    assert share[1:].tolist() == [0.5, 0.5]
+
+
+def test_green_weighting_schemes() -> None:
+    acc = [0.92, 0.86, 0.88, 0.75, 0.90]  # Green's English order: rank votes 5, 2, 3, 1, 4
+    assert scheme_weights(acc, "uniform").tolist() == [1.0] * 5
+    assert scheme_weights(acc, "accuracy").tolist() == acc
+    assert scheme_weights(acc, "rank").tolist() == [5.0, 2.0, 3.0, 1.0, 4.0]
+    np.testing.assert_allclose(scheme_weights(acc, "power", exponent=10), np.array(acc) ** 10)
+    np.testing.assert_allclose(scheme_weights(acc, "power", exponent=2), np.array(acc) ** 2)
+    with pytest.raises(ValueError, match="unknown weighting"):
+        scheme_weights(acc, "plural")
+
+
+def test_member_accuracy_and_learned_weights() -> None:
+    gold = sentences(20)
+    members = [RuleParser("gold"), RuleParser("gold", noise=0.5), RuleParser("left")]
+    parses = [m.predict(gold) for m in members]
+    acc = member_accuracy(gold, parses)
+    assert acc[0] == 1.0 and acc[0] > acc[1]
+    for scheme in ("accuracy", "power", "rank"):
+        ensemble = ArcVoting.from_fitted(members, gold, weighting=scheme, exponent=3.0)
+        np.testing.assert_allclose(ensemble.accuracies_, acc)
+        np.testing.assert_allclose(ensemble.weights_, scheme_weights(acc, scheme, exponent=3.0))
+    explicit = ArcVoting.from_fitted(members, weights=[0.0, 0.0, 1.0])
+    assert explicit.accuracies_ is None and explicit.weights_.tolist() == [0.0, 0.0, 1.0]
+    assert explicit.predict(gold[:1])[0].heads.tolist() == [-1, 0, 1, 2, 3]
+    with pytest.raises(ValueError, match="tuning"):
+        ArcVoting.from_fitted(members, weighting="rank")
+
+
+def test_fit_clones_members_and_tunes_on_dev() -> None:
+    FIT_LOG.clear()
+    member = RuleParser("gold", tag="m0")
+    train, dev = sentences(6), sentences(3)
+    ensemble = ArcVoting([member, RuleParser("left", tag="m1")], weighting="accuracy").fit(train, dev)
+    assert not hasattr(member, "n_fit_sentences_")  # the caller's instance is untouched
+    assert ensemble.members_[0] is not member and ensemble.members_[0].n_fit_sentences_ == 6
+    assert len(FIT_LOG["m0"]) == 1  # dev given: no jackknife
+    assert ensemble.accuracies_ is not None and ensemble.accuracies_[0] == 1.0
+    copy = clone(ensemble)
+    assert copy.get_params()["weighting"] == "accuracy" and not hasattr(copy, "weights_")
+
+
+def test_fit_without_dev_tunes_on_held_out_folds() -> None:
+    FIT_LOG.clear()
+    train = sentences(8)
+    ensemble = ArcVoting([RuleParser("gold", tag="m0"), FixedParser(
+        {s.sent_id or "": [0] * 4 for s in train}, tag="m1")], weighting="rank", tuning_folds=2)
+    ensemble.fit(train)
+    full, *folds = FIT_LOG["m0"]
+    assert len(full) == 8 and len(folds) == 2
+    assert sorted(folds[0] + folds[1]) == sorted(full) and not set(folds[0]) & set(folds[1])
+    assert ensemble.weights_.tolist() == [2.0, 1.0]
+
+
+def test_predict_equals_combine_all_over_member_parses() -> None:
+    gold = sentences(5)
+    members = [RuleParser("gold", noise=0.3, random_state=s) for s in range(3)]
+    ensemble = ArcVoting.from_fitted(members)
+    parses = ensemble.member_predict(gold)
+    direct = ensemble.predict(gold)
+    cheap = ensemble.combine_all(gold, parses)
+    assert [p.heads.tolist() for p in direct] == [p.heads.tolist() for p in cheap]
