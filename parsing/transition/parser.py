@@ -1,0 +1,486 @@
+"""Greedy transition-based parsers (MaltParser-style ensemble members).
+
+:class:`TransitionParser` drives one of three systems (:mod:`parsing.transition.systems`)
+with a multiclass averaged perceptron over labelled actions. Features are the templates of
+:mod:`parsing.transition.templates`, hashed with :func:`~parsing.features.hash_columns`
+into ``2**n_bits`` buckets; only the buckets met in the oracle's configurations on the
+training data get a weight row (a dense lookup table maps bucket → row), which keeps the
+weight matrix proportional to the features actually seen.
+
+Training: arc-eager and arc-hybrid follow their exact dynamic oracles (Goldberg & Nivre
+2012, 2013); from the second epoch on they follow the model's own prediction with
+probability ``exploration`` (error exploration), learning to recover from mistakes.
+Arc-standard-swap follows its static lazy-swap oracle. An update happens whenever the
+best-scoring valid action is not in the gold (zero-cost) set: the best-scoring gold action
+gets ``+1``, the prediction ``-1``. With ``dev`` sentences the parser keeps the epoch
+whose averaged weights parse ``dev`` best (labelled attachment) and stops after
+:data:`PATIENCE` epochs without improvement.
+
+Non-projectivity: arc-eager and arc-hybrid are projective, so they train on
+pseudo-projectivised trees (:mod:`parsing.transition.pseudo_projective`) and
+deprojectivise their output; arc-standard-swap is non-projective by itself.
+
+Output: always a tree with exactly one word attached to ROOT. When the systems leave
+several candidate roots (words attached to ROOT by a transition, or left without a head
+on the stack), the most confident ROOT attachment is kept (the leftmost candidate if none
+was attached by a transition) and every other candidate becomes its dependent with the
+training set's most frequent label for dependents of the root word.
+
+``arc_scores[d]`` is a confidence proxy: the softmax probability, among the actions valid
+at that moment, of the labelled arc action that attached ``d`` (0 for attachments made by
+the root post-processing).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar, Self
+
+import numpy as np
+from numpy.typing import NDArray
+
+from parsing.base import BaseParser
+from parsing.features import Vocabulary
+from parsing.learn import AveragedPerceptron
+from parsing.transition.arc_swap import ArcSwap, SwapGold, static_oracle
+from parsing.transition.pseudo_projective import deprojectivize, projectivize
+from parsing.transition.state import NONE, Action, State, TransitionSystem
+from parsing.transition.systems import get_system
+from parsing.transition.templates import ABSENT, config_atoms, features, hash_atoms
+from parsing.types import Parse, Sentence
+
+PATIENCE = 3
+"""Epochs without a better dev score before training stops."""
+
+_FIXED_CLASSES = (Action.SHIFT, Action.REDUCE, Action.SWAP)
+
+
+@dataclass(slots=True)
+class _Encoded:
+    """A sentence in parse order (reversed for right-to-left parsers) as ids."""
+
+    atoms: NDArray[np.int64]
+    heads: NDArray[np.intp] | None = None
+    labels: NDArray[np.intp] | None = None
+
+
+def reverse_heads(heads: NDArray[np.intp]) -> NDArray[np.intp]:
+    """The same tree on the reversed sentence (word ``d`` becomes ``n+1-d``); an involution.
+
+    Examples:
+        >>> reverse_heads(np.array([-1, 2, 0, 2])).tolist()
+        [-1, 2, 0, 2]
+    """
+    n = len(heads) - 1
+    flipped = heads[:0:-1]
+    return np.concatenate(([NONE], np.where(flipped > 0, n + 1 - flipped, flipped))).astype(np.intp)
+
+
+class TransitionParser(BaseParser):
+    """A greedy labelled transition-based parser trained with an averaged perceptron.
+
+    Args:
+        system: ``"arc-eager"``, ``"arc-standard-swap"`` or ``"arc-hybrid"``.
+        right_to_left: parse the reversed sentence (and map the heads back), a cheap way to
+            get a different model from the same system (MaltBlender).
+        epochs: passes over the training data (at most, when ``dev`` is given).
+        beam_size: must be 1 (greedy); beam search is not implemented.
+        exploration: probability of following the model's own prediction from the second
+            epoch on (dynamic-oracle systems only; 0 follows the oracle always).
+        n_bits: feature hashing buckets ``2**n_bits``.
+        min_feature_count: buckets seen fewer times in the oracle configurations get no weights.
+        random_state: seeds the training order and the exploration.
+
+    Attributes (after fit):
+        weights_: averaged weights, ``(n_rows, n_classes)`` float32; row 0 stays zero.
+        rows_: bucket → weight row (0: no row), shape ``(2**n_bits,)``.
+        labels_: the label vocabulary (pseudo-projective ``r↑h`` labels included).
+        vocabularies_: form, UPOS, lemma, FEATS vocabularies.
+        root_label_, fallback_label_: labels used by the single-root post-processing.
+        epochs_: the epoch whose weights were kept; history_: dev LAS per epoch.
+    """
+
+    name: ClassVar[str] = "transition"
+    description: ClassVar[str] = "greedy transition-based parser (averaged perceptron)"
+
+    def __init__(
+        self,
+        system: str = "arc-eager",
+        *,
+        right_to_left: bool = False,
+        epochs: int = 15,
+        beam_size: int = 1,
+        exploration: float = 0.9,
+        n_bits: int = 22,
+        min_feature_count: int = 1,
+        random_state: int | None = 0,
+    ) -> None:
+        self.system = system
+        self.right_to_left = right_to_left
+        self.epochs = epochs
+        self.beam_size = beam_size
+        self.exploration = exploration
+        self.n_bits = n_bits
+        self.min_feature_count = min_feature_count
+        self.random_state = random_state
+
+    @property
+    def member_name(self) -> str:
+        """The ensemble member's name: the class name, ``-rtl`` appended when right-to-left."""
+        base = self.name if self.name != "transition" else self.system
+        return f"{base}-rtl" if self.right_to_left else base
+
+    # ------------------------------------------------------------------ encoding
+
+    def _system(self) -> TransitionSystem:
+        return get_system(self.system)
+
+    def _projective(self) -> bool:
+        return not isinstance(self._system(), ArcSwap)
+
+    def _encode(self, sentence: Sentence, *, gold: bool) -> _Encoded:
+        forms, upos, lemmas, feats = self.vocabularies_
+        n = len(sentence)
+        atoms = np.full((4, n + 2), ABSENT, dtype=np.int64)
+        atoms[0, : n + 1] = forms.ids(sentence.forms)
+        atoms[1, : n + 1] = upos.ids(sentence.upos)
+        atoms[2, : n + 1] = lemmas.ids(sentence.lemmas)
+        atoms[3, : n + 1] = feats.ids(sentence.feats)
+        if self.right_to_left:
+            atoms[:, 1 : n + 1] = atoms[:, n:0:-1]
+        if not gold:
+            return _Encoded(atoms)
+        heads, deprels = self._training_tree(sentence)
+        label_ids = self.labels_.ids(deprels) - 1
+        return _Encoded(atoms, heads, label_ids.astype(np.intp))
+
+    def _training_tree(self, sentence: Sentence) -> tuple[NDArray[np.intp], list[str]]:
+        heads = np.asarray(sentence.heads, dtype=np.intp)
+        deprels = list(sentence.deprels)
+        if self.right_to_left:
+            heads = reverse_heads(heads)
+            deprels = ["", *deprels[:0:-1]]
+        if self._projective():
+            heads, deprels = projectivize(heads, deprels)
+        return heads, deprels
+
+    # ------------------------------------------------------------------ classes
+
+    def _class_of(self, action: Action, label: int) -> int:
+        if action == Action.LEFT_ARC:
+            return 3 + label
+        if action == Action.RIGHT_ARC:
+            return 3 + self.n_labels_ + label
+        return int(action)
+
+    def _valid_classes(self, system: TransitionSystem, state: State) -> NDArray[np.bool_]:
+        """Mask over the labelled classes (cached per combination of valid actions)."""
+        key = tuple(move.is_valid(state) for move in system.moves.values())
+        mask = self._masks.get(key)
+        if mask is None:
+            valid = np.zeros(len(Action), dtype=np.bool_)
+            for action, allowed in zip(system.moves, key, strict=True):
+                valid[action] = allowed
+            mask = self._masks[key] = valid[self.class_actions_]
+        return mask
+
+    @property
+    def _masks(self) -> dict[tuple[bool, ...], NDArray[np.bool_]]:
+        cache: dict[tuple[bool, ...], NDArray[np.bool_]] | None = self.__dict__.get("_mask_cache")
+        if cache is None:
+            cache = self.__dict__["_mask_cache"] = {}
+        return cache
+
+    def _gold_classes(
+        self, system: TransitionSystem, state: State, encoded: _Encoded, swap_gold: SwapGold | None
+    ) -> list[int]:
+        assert encoded.heads is not None and encoded.labels is not None
+        if swap_gold is not None:
+            actions = [static_oracle(state, swap_gold)]
+        else:
+            actions = system.gold_actions(state, encoded.heads)
+        classes = []
+        for action in actions:
+            dep = system.dependent(state, action)
+            classes.append(self._class_of(action, int(encoded.labels[dep]) if dep >= 0 else 0))
+        return classes
+
+    def _apply_class(self, system: TransitionSystem, state: State, cls: int) -> None:
+        action = Action(int(self.class_actions_[cls]))
+        label = cls - 3 - (self.n_labels_ if action == Action.RIGHT_ARC else 0)
+        system.apply(state, action, label if action in (Action.LEFT_ARC, Action.RIGHT_ARC) else NONE)
+
+    # ------------------------------------------------------------------ training
+
+    def fit(self, sentences: Sequence[Sentence], dev: Sequence[Sentence] | None = None) -> Self:
+        """Train on sentences with gold trees; ``dev`` picks the epoch (see the module docstring)."""
+        if self.beam_size != 1:
+            raise ValueError("beam search is not implemented: use beam_size=1")
+        system = self._system()
+        rng = np.random.default_rng(self.random_state)
+        self.__dict__.pop("_mask_cache", None)  # masks depend on the label set
+        train = [s for s in sentences if len(s) > 0 and s.has_tree]
+        if not train:
+            raise ValueError("no training sentence has a tree")
+        self.vocabularies_ = tuple(
+            Vocabulary.build(value for s in train for value in getattr(s, column))
+            for column in ("forms", "upos", "lemmas", "feats")
+        )
+        trees = [self._training_tree(s) for s in train]
+        self.labels_ = Vocabulary.build(label for _, deprels in trees for label in deprels[1:])
+        self.n_labels_ = len(self.labels_) - 1
+        self.class_actions_ = np.array(
+            [*(int(a) for a in _FIXED_CLASSES), *[int(Action.LEFT_ARC)] * self.n_labels_,
+             *[int(Action.RIGHT_ARC)] * self.n_labels_],
+            dtype=np.intp,
+        )  # fmt: skip
+        root_words = Counter(s.deprels[d] for s in train for d in range(1, len(s) + 1) if s.heads[d] == 0)
+        under_root = Counter(
+            s.deprels[d]
+            for s in train
+            for d in range(1, len(s) + 1)
+            if s.heads[d] > 0 and s.heads[s.heads[d]] == 0
+        )
+        self.root_label_ = root_words.most_common(1)[0][0]
+        self.fallback_label_ = (under_root or Counter(self.labels_.index)).most_common(1)[0][0]
+        encoded = [self._encode(s, gold=True) for s in train]
+        swap_golds: list[SwapGold | None] = [
+            SwapGold.build(e.heads) if not system.dynamic and e.heads is not None else None for e in encoded
+        ]
+        self._build_rows(system, encoded, swap_golds)
+        model = AveragedPerceptron((int(self.rows_.max()) + 1, len(self.class_actions_)))
+        best_score, best_epoch = -1.0, 0
+        best_weights: NDArray[np.float32] = np.zeros((1, 1), dtype=np.float32)
+        self.history_: list[float] = []
+        for epoch in range(self.epochs):
+            explore = self.exploration if (system.dynamic and epoch > 0) else 0.0
+            for index in rng.permutation(len(encoded)):
+                self._train_sentence(system, model, encoded[index], swap_golds[index], explore, rng)
+            if dev is None:
+                continue
+            self.weights_ = model.averaged().astype(np.float32)
+            score = self._dev_score(dev)
+            self.history_.append(score)
+            if score > best_score:
+                best_score, best_epoch, best_weights = score, epoch + 1, self.weights_
+            elif epoch + 1 - best_epoch >= PATIENCE:
+                break
+        if dev is None:
+            best_epoch, best_weights = self.epochs, model.averaged().astype(np.float32)
+        self.weights_ = best_weights.astype(np.float32)
+        self.epochs_ = best_epoch
+        return self
+
+    def _build_rows(
+        self, system: TransitionSystem, encoded: list[_Encoded], swap_golds: list[SwapGold | None]
+    ) -> None:
+        """Give a weight row to every bucket met along the oracle's path (in batches per sentence)."""
+        seen: list[NDArray[np.int64]] = []
+        for sentence, swap_gold in zip(encoded, swap_golds, strict=True):
+            assert sentence.heads is not None
+            state = system.initial(len(sentence.heads) - 1)
+            vectors = []
+            while not system.is_terminal(state):
+                vectors.append(config_atoms(state, sentence.atoms))
+                if swap_gold is not None:
+                    action = static_oracle(state, swap_gold)
+                else:
+                    action = system.gold_actions(state, sentence.heads)[0]
+                dep = system.dependent(state, action)
+                system.apply(state, action, NONE if dep < 0 else 0)
+            if vectors:
+                seen.append(hash_atoms(np.stack(vectors), self.n_bits).ravel())
+        buckets, counts = np.unique(np.concatenate(seen), return_counts=True)
+        kept = buckets[counts >= self.min_feature_count]
+        self.rows_ = np.zeros(1 << self.n_bits, dtype=np.int32)
+        self.rows_[kept] = np.arange(1, len(kept) + 1, dtype=np.int32)
+
+    def _train_sentence(
+        self,
+        system: TransitionSystem,
+        model: AveragedPerceptron,
+        sentence: _Encoded,
+        swap_gold: SwapGold | None,
+        explore: float,
+        rng: np.random.Generator,
+    ) -> None:
+        assert sentence.heads is not None
+        state = system.initial(len(sentence.heads) - 1)
+        weights = model.weights
+        while not system.is_terminal(state):
+            rows = self.rows_[features(state, sentence.atoms, self.n_bits)]
+            rows = rows[rows > 0]
+            scores = weights[rows].sum(axis=0)
+            predicted = int(np.argmax(np.where(self._valid_classes(system, state), scores, -np.inf)))
+            gold = self._gold_classes(system, state, sentence, swap_gold)
+            best_gold = max(gold, key=lambda c: scores[c])
+            if predicted not in gold:
+                index = (
+                    np.concatenate((rows, rows)).astype(np.int64),
+                    np.repeat(np.array([best_gold, predicted], dtype=np.int64), len(rows)),
+                )
+                model.update(index, np.repeat([1.0, -1.0], len(rows)))
+            model.tick()
+            follow = predicted if explore and rng.random() < explore else best_gold
+            self._apply_class(system, state, follow)
+
+    def _dev_score(self, dev: Sequence[Sentence]) -> float:
+        correct = total = 0
+        for sentence, parse in zip(dev, self.predict(dev), strict=True):
+            right = (parse.heads[1:] == sentence.heads[1:]) & (
+                np.array(parse.deprels[1:]) == np.array(sentence.deprels[1:])
+            )
+            correct += int(right.sum())
+            total += len(sentence)
+        return correct / max(total, 1)
+
+    # ------------------------------------------------------------------ parsing
+
+    def predict(self, sentences: Sequence[Sentence]) -> list[Parse]:
+        """Parse ``sentences`` greedily (gold heads are ignored); see the module docstring."""
+        return [self._parse(sentence) for sentence in sentences]
+
+    def _parse(self, sentence: Sentence) -> Parse:
+        system = self._system()
+        n = len(sentence)
+        atoms = self._encode(sentence, gold=False).atoms
+        state = system.initial(n)
+        confidence = np.full(n + 1, np.nan)
+        weights, rows_of, n_bits = self.weights_, self.rows_, self.n_bits
+        while not system.is_terminal(state):
+            scores = weights[rows_of[features(state, atoms, n_bits)]].sum(axis=0)
+            valid = self._valid_classes(system, state)
+            cls = int(np.argmax(np.where(valid, scores, -np.inf)))
+            if cls >= 3:
+                confidence[system.dependent(state, Action(int(self.class_actions_[cls])))] = _probability(
+                    scores, valid, cls
+                )
+            self._apply_class(system, state, cls)
+        heads, labels = self._single_root(state, confidence)
+        if self._projective():
+            heads, labels = deprojectivize(heads, labels)
+        if self.right_to_left:
+            heads = reverse_heads(heads)
+            labels = ["", *labels[:0:-1]]
+            confidence = np.concatenate(([np.nan], confidence[:0:-1]))
+        confidence[0] = np.nan
+        return Parse(heads=heads, deprels=labels, arc_scores=confidence)
+
+    def _single_root(
+        self, state: State, confidence: NDArray[np.float64]
+    ) -> tuple[NDArray[np.intp], list[str]]:
+        """Heads and label strings with exactly one word under ROOT (module docstring)."""
+        heads = state.heads.copy()
+        names = list(self.labels_.index)
+        labels = [""] + [names[i] if i >= 0 else "" for i in state.labels[1:]]
+        attached = [d for d in range(1, len(heads)) if heads[d] == 0]
+        candidates = attached + [d for d in range(1, len(heads)) if heads[d] == NONE]
+        main = max(attached, key=lambda d: (confidence[d], -d)) if attached else min(candidates)
+        if heads[main] != 0:
+            confidence[main] = 0.0
+        heads[main], labels[main] = 0, self.root_label_
+        for d in candidates:
+            if d != main:
+                heads[d], labels[d], confidence[d] = main, self.fallback_label_, 0.0
+        return heads, labels
+
+
+def _probability(scores: NDArray[np.float32], valid: NDArray[np.bool_], cls: int) -> float:
+    chosen = scores[valid]
+    top = float(chosen.max())
+    return float(np.exp(float(scores[cls]) - top) / np.exp(chosen.astype(np.float64) - top).sum())
+
+
+class ArcEagerParser(TransitionParser):
+    """Arc-eager with dynamic-oracle training and pseudo-projective parsing."""
+
+    name: ClassVar[str] = "eager"
+    description: ClassVar[str] = "arc-eager transition parser, dynamic oracle, pseudo-projective"
+
+    def __init__(
+        self,
+        *,
+        right_to_left: bool = False,
+        epochs: int = 15,
+        beam_size: int = 1,
+        exploration: float = 0.9,
+        n_bits: int = 22,
+        min_feature_count: int = 1,
+        random_state: int | None = 0,
+    ) -> None:
+        super().__init__(
+            "arc-eager", right_to_left=right_to_left, epochs=epochs, beam_size=beam_size,
+            exploration=exploration, n_bits=n_bits, min_feature_count=min_feature_count,
+            random_state=random_state,
+        )  # fmt: skip
+
+
+class ArcSwapParser(TransitionParser):
+    """Arc-standard with SWAP (non-projective), static lazy-swap oracle."""
+
+    name: ClassVar[str] = "swap"
+    description: ClassVar[str] = "arc-standard + SWAP transition parser (non-projective)"
+
+    def __init__(
+        self,
+        *,
+        right_to_left: bool = False,
+        epochs: int = 15,
+        beam_size: int = 1,
+        exploration: float = 0.9,
+        n_bits: int = 22,
+        min_feature_count: int = 1,
+        random_state: int | None = 0,
+    ) -> None:
+        super().__init__(
+            "arc-standard-swap", right_to_left=right_to_left, epochs=epochs, beam_size=beam_size,
+            exploration=exploration, n_bits=n_bits, min_feature_count=min_feature_count,
+            random_state=random_state,
+        )  # fmt: skip
+
+
+class ArcHybridParser(TransitionParser):
+    """Arc-hybrid with dynamic-oracle training and pseudo-projective parsing."""
+
+    name: ClassVar[str] = "hybrid"
+    description: ClassVar[str] = "arc-hybrid transition parser, dynamic oracle, pseudo-projective"
+
+    def __init__(
+        self,
+        *,
+        right_to_left: bool = False,
+        epochs: int = 15,
+        beam_size: int = 1,
+        exploration: float = 0.9,
+        n_bits: int = 22,
+        min_feature_count: int = 1,
+        random_state: int | None = 0,
+    ) -> None:
+        super().__init__(
+            "arc-hybrid", right_to_left=right_to_left, epochs=epochs, beam_size=beam_size,
+            exploration=exploration, n_bits=n_bits, min_feature_count=min_feature_count,
+            random_state=random_state,
+        )  # fmt: skip
+
+
+MEMBERS: dict[str, tuple[type[TransitionParser], bool]] = {
+    "eager": (ArcEagerParser, False),
+    "eager-rtl": (ArcEagerParser, True),
+    "swap": (ArcSwapParser, False),
+    "swap-rtl": (ArcSwapParser, True),
+    "hybrid": (ArcHybridParser, False),
+    "hybrid-rtl": (ArcHybridParser, True),
+}
+"""The six transition-based ensemble members: name → (class, right_to_left)."""
+
+
+def make_member(name: str, **params: object) -> TransitionParser:
+    """A fresh member by name (``"eager"``, ``"swap-rtl"``, ...); ``params`` override defaults."""
+    try:
+        cls, right_to_left = MEMBERS[name]
+    except KeyError:
+        raise ValueError(f"unknown transition member {name!r}; choose from {sorted(MEMBERS)}") from None
+    parser = cls(right_to_left=right_to_left)
+    return parser.set_params(**params) if params else parser
