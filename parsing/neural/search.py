@@ -1,0 +1,157 @@
+"""Greedy and beam-search decoding for the neural transition parser.
+
+Every step scores the configurations of all live hypotheses of all sentences at once (one
+batched forward pass), then each sentence keeps its ``beam`` best extensions, ranked by the
+sum of the log-probabilities of their actions. With arc-hybrid every derivation of a
+sentence has ``2n`` actions, so a sentence's hypotheses finish together and the final beam
+is a k-best list whose scores are log-probabilities ``log P(tree) = sum_t log P(a_t | c_t)``.
+
+Labelled actions are numbered ``0`` = SHIFT, ``1..L`` = LEFT_ARC with label id ``1..L``,
+``L+1..2L`` = RIGHT_ARC with label id ``1..L`` (:class:`ActionSpace`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from parsing.neural import system
+from parsing.neural.features import featurise
+from parsing.transition.state import State
+
+IntArray = NDArray[np.int64]
+BoolArray = NDArray[np.bool_]
+Scorer = Callable[[IntArray, IntArray, BoolArray], NDArray[np.floating]]
+"""``(token_rows (B, 18), label_ids (B, 12), valid (B, A)) -> log P (B, A)``."""
+
+
+@dataclass(frozen=True, slots=True)
+class ActionSpace:
+    """The labelled actions and the label constraints on ROOT's dependent.
+
+    Attributes:
+        root_labels: ``(L+1,)`` label ids ROOT's dependent may take (seen on it in training).
+        other_labels: ``(L+1,)`` label ids every other arc may take.
+    """
+
+    root_labels: BoolArray
+    other_labels: BoolArray
+
+    @property
+    def n_labels(self) -> int:
+        """Number of labels ``L``."""
+        return len(self.root_labels) - 1
+
+    @property
+    def n_actions(self) -> int:
+        """``2L + 1``."""
+        return 2 * self.n_labels + 1
+
+    def encode(self, move: int, label: int) -> int:
+        """The action index of ``move`` with label id ``label``."""
+        return 0 if move == system.SHIFT else label + (move - 1) * self.n_labels
+
+    def decode(self, action: int) -> tuple[int, int]:
+        """``(move, label id)`` of an action index (label ``-1`` for SHIFT)."""
+        if action == 0:
+            return system.SHIFT, -1
+        move, label = divmod(action - 1, self.n_labels)
+        return move + 1, label + 1
+
+    def mask(self, valid_moves: BoolArray, root_arc: BoolArray) -> BoolArray:
+        """Valid actions ``(B, A)`` from valid moves ``(B, 3)`` and whether RIGHT_ARC would
+        attach to ROOT ``(B,)``."""
+        labels_ok = np.where(root_arc[:, None], self.root_labels[1:], self.other_labels[1:])
+        left = valid_moves[:, [system.LEFT]] & self.other_labels[1:]
+        right = valid_moves[:, [system.RIGHT]] & labels_ok
+        return np.concatenate([valid_moves[:, [system.SHIFT]], left, right], axis=1)
+
+
+@dataclass(slots=True)
+class Hypothesis:
+    """A partial derivation and the sum of its actions' log-probabilities."""
+
+    state: State
+    log_prob: float
+
+
+def step_inputs(
+    states: Sequence[State], space: ActionSpace, offsets: IntArray
+) -> tuple[IntArray, IntArray, BoolArray]:
+    """Token rows ``(B, 18)``, label ids ``(B, 12)`` and valid actions ``(B, A)`` of configurations.
+
+    ``offsets`` ``(B,)`` is the token-table row of each configuration's ROOT.
+    """
+    sizes = np.array([len(state.heads) for state in states], dtype=np.int64)
+    filled = np.arange(sizes.max()) < sizes[:, None]
+    columns = []
+    for name in ("heads", "leftmost", "rightmost", "labels"):
+        column = np.full(filled.shape, -1, dtype=np.int64)
+        column[filled] = np.concatenate([getattr(state, name) for state in states])
+        columns.append(column)
+    heads, leftmost, rightmost, labels = columns
+    stack = np.array([system.stack_top(state) for state in states], dtype=np.int64).reshape(-1, 3)
+    buffer = np.array([state.buffer for state in states], dtype=np.int64)[:, None] + np.arange(3)
+    buffer[buffer >= sizes[:, None]] = -1
+    valid = np.array([system.valid_moves(state) for state in states], dtype=bool).reshape(-1, system.N_MOVES)
+    rows, label_ids = featurise(stack, buffer, heads, leftmost, rightmost, labels, offsets)
+    return rows, label_ids, space.mask(valid, stack[:, 1] == 0)
+
+
+def _advance(state: State, action: int, space: ActionSpace) -> State:
+    move, label = space.decode(action)
+    return system.advance(state, move, label)
+
+
+def greedy(scorer: Scorer, space: ActionSpace, lengths: Sequence[int], offsets: IntArray) -> list[State]:
+    """The final configuration of each sentence under the most probable action at every step."""
+    states = [system.start(n) for n in lengths]
+    active = [i for i, state in enumerate(states) if not system.is_final(state)]
+    while active:
+        inputs = step_inputs([states[i] for i in active], space, offsets[active])
+        best = scorer(*inputs).argmax(axis=1)
+        for i, action in zip(active, best.tolist(), strict=True):
+            states[i] = _advance(states[i], action, space)
+        active = [i for i in active if not system.is_final(states[i])]
+    return states
+
+
+def beam_search(
+    scorer: Scorer, space: ActionSpace, lengths: Sequence[int], offsets: IntArray, *, beam: int
+) -> list[list[Hypothesis]]:
+    """Each sentence's final beam, best first: up to ``beam`` complete derivations.
+
+    Ties are broken by the order of the candidates (parent rank, then action index), so
+    ``beam=1`` is exactly :func:`greedy`.
+    """
+    n_actions = space.n_actions
+    beams = [[Hypothesis(system.start(n), 0.0)] for n in lengths]
+    active = [i for i, hyps in enumerate(beams) if not system.is_final(hyps[0].state)]
+    while active:
+        owners = [i for i in active for _ in beams[i]]
+        hyps = [hyp for i in active for hyp in beams[i]]
+        log_probs = scorer(*step_inputs([h.state for h in hyps], space, offsets[owners]))
+        totals = log_probs + np.array([h.log_prob for h in hyps])[:, None]
+        # Candidates of sentence j: row j of a (sentences, beam * A) matrix, -inf padded;
+        # candidate c extends the sentence's hypothesis c // A with action c % A.
+        ranks = np.concatenate([np.arange(len(beams[i])) for i in active])
+        sentence = np.repeat(np.arange(len(active)), [len(beams[i]) for i in active])
+        candidates = np.full((len(active), beam, n_actions), -np.inf)
+        candidates[sentence, ranks] = totals
+        flat = candidates.reshape(len(active), -1)
+        best = np.argsort(-flat, axis=1, kind="stable")[:, :beam]
+        scores = np.take_along_axis(flat, best, axis=1)
+        first = 0
+        for j, i in enumerate(active):
+            parents = hyps[first : first + len(beams[i])]
+            first += len(parents)
+            keep = np.isfinite(scores[j])
+            beams[i] = [
+                Hypothesis(_advance(parents[c // n_actions].state, c % n_actions, space), score)
+                for c, score in zip(best[j][keep].tolist(), scores[j][keep].tolist(), strict=True)
+            ]
+        active = [i for i in active if not system.is_final(beams[i][0].state)]
+    return beams
