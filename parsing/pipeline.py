@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from parsing.base import BaseParser
 from parsing.members import MEMBERS, build_member, member_names
@@ -28,7 +28,8 @@ from parsing.persist import load_model
 from parsing.types import Parse, Sentence
 
 TagMode = Literal["gold", "predicted"]
-Progress = Callable[[str], None]
+Progress = Callable[[str, float], None]
+"""Called with a message and the fraction of the work done (0..1)."""
 MANIFEST = "manifest.json"
 
 
@@ -84,9 +85,9 @@ def train_tagger(train: Sequence[Sentence], dev: Sequence[Sentence] | None, *, r
 
 
 def _fit_one(name: str, train: Sequence[Sentence], dev: Sequence[Sentence] | None, path: Path,
-             random_state: int) -> tuple[str, float]:
+             random_state: int, params: Mapping[str, Any]) -> tuple[str, float]:
     started = time.perf_counter()
-    parser = build_member(name, random_state=random_state)
+    parser = build_member(name, **{"random_state": random_state, **params})
     parser.fit(train, dev)
     parser.save(path)
     return name, time.perf_counter() - started
@@ -101,20 +102,26 @@ def train_models(
     tags: TagMode = "gold",
     jobs: int = 1,
     random_state: int = 0,
+    params: Mapping[str, Mapping[str, Any]] | None = None,
     progress: Progress | None = None,
 ) -> dict[str, float]:
     """Train the tagger (predicted tags only) and the named members into ``out_dir``.
 
+    Args:
+        params: hyperparameters overriding a member's defaults, by member name.
+        progress: told what is being trained, with the fraction done.
+
     Returns:
         Training seconds per member (and ``"tagger"``).
     """
-    say = progress or (lambda message: None)
+    say = progress or (lambda message, fraction: None)
+    overrides = params or {}
     out = Path(out_dir)
     (out / "parsers").mkdir(parents=True, exist_ok=True)
     chosen = list(names or member_names())
     seconds: dict[str, float] = {}
     if tags == "predicted":
-        say("training the tagger (and jackknifing training tags)")
+        say("training the tagger (and jackknifing training tags)", 0.0)
         started = time.perf_counter()
         tagger, train, dev = train_tagger(train, dev, random_state=random_state)
         tagger.save(out / "tagger")  # type: ignore[attr-defined]
@@ -122,16 +129,17 @@ def train_models(
     paths = {name: out / "parsers" / f"{name}.model" for name in chosen}
     if jobs > 1:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = [pool.submit(_fit_one, n, train, dev, paths[n], random_state) for n in chosen]
-            for future in futures:
+            futures = [pool.submit(_fit_one, n, train, dev, paths[n], random_state, overrides.get(n, {}))
+                       for n in chosen]
+            for done, future in enumerate(futures, start=1):
                 name, spent = future.result()
                 seconds[name] = spent
-                say(f"trained {name} in {spent:.1f}s")
+                say(f"trained {name} in {spent:.1f}s", done / len(chosen))
     else:
-        for name in chosen:
-            say(f"training {name}")
-            seconds[name] = _fit_one(name, train, dev, paths[name], random_state)[1]
-            say(f"trained {name} in {seconds[name]:.1f}s")
+        for done, name in enumerate(chosen):
+            say(f"training {name} ({done + 1} of {len(chosen)})", done / len(chosen))
+            seconds[name] = _fit_one(name, train, dev, paths[name], random_state, overrides.get(name, {}))[1]
+        say("members trained", 1.0)
     manifest = {"tags": tags, "parsers": chosen, "train_sentences": len(train),
                 "dev_sentences": len(dev or []), "train_seconds": seconds,
                 "random_state": random_state}

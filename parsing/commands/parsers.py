@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from parsing.conllu_io import (
     ConlluSentence,
@@ -30,6 +33,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                        help="train on gold UPOS or on jackknifed predicted UPOS (default)")
     train.add_argument("--jobs", type=int, default=1, help="members trained in parallel")
     train.add_argument("--seed", type=int, default=0, help="random seed")
+    train.add_argument("--set", action="append", default=[], metavar="MEMBER.PARAM=VALUE",
+                       help="override a member's hyperparameter, e.g. eager.epochs=5 (repeatable)")
     train.set_defaults(run=run_train)
 
     parse = subparsers.add_parser("parse", help="parse a CoNLL-U file with a trained model")
@@ -52,10 +57,37 @@ def run_train(args: argparse.Namespace) -> int:
     train = load_sentences(args.train)
     dev = load_sentences(args.dev) if args.dev else None
     seconds = train_models(train, dev, args.out, names=names, tags=args.tags, jobs=args.jobs,
-                           random_state=args.seed, progress=lambda m: print(m, file=sys.stderr))
+                           random_state=args.seed, params=parse_overrides(args.set),
+                           progress=_print_progress)
     for name, spent in seconds.items():
         print(f"{name}\t{spent:.1f}s")
     return 0
+
+
+def parse_overrides(items: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """``["eager.epochs=5"]`` -> ``{"eager": {"epochs": 5}}`` (values read as JSON, else text).
+
+    Examples:
+        >>> parse_overrides(["eager.epochs=5", "graph1.learner=perceptron"])
+        {'eager': {'epochs': 5}, 'graph1': {'learner': 'perceptron'}}
+    """
+    overrides: dict[str, dict[str, Any]] = {}
+    for item in items:
+        target, sep, raw = item.partition("=")
+        member, dot, param = target.partition(".")
+        if not (sep and dot and member and param):
+            raise ValueError(f"--set {item!r}: expected MEMBER.PARAM=VALUE")
+        member_names(member)
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw
+        overrides.setdefault(member, {})[param] = value
+    return overrides
+
+
+def _print_progress(message: str, fraction: float) -> None:
+    print(f"[{fraction:4.0%}] {message}", file=sys.stderr)
 
 
 def run_parse(args: argparse.Namespace) -> int:

@@ -1,0 +1,107 @@
+"""``python -m parsing train / parse / list-parsers`` end to end on a real treebank slice."""
+
+from __future__ import annotations
+
+import doctest
+import json
+from pathlib import Path
+
+import pytest
+
+import parsing.commands.parsers as parsers_command
+from parsing.cli import main
+from parsing.conllu_io import format_conllu, load_sentences, parse_conllu, read_conllu
+from parsing.metrics import evaluate
+
+QUICK = ["--set", "graph1.max_iter=2", "--set", "eager.epochs=2"]
+
+
+@pytest.fixture(scope="module")
+def slices(ud_root: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Telugu train (first 300 sentences), dev (60) and a raw copy of dev without trees."""
+    folder = tmp_path_factory.mktemp("telugu")
+    source = ud_root / "UD_Telugu-MTG"
+    train = read_conllu(source / "te_mtg-ud-train.conllu")[:300]
+    dev = read_conllu(source / "te_mtg-ud-dev.conllu")[:60]
+    paths = {"train": folder / "train.conllu", "dev": folder / "dev.conllu", "raw": folder / "raw.conllu"}
+    paths["train"].write_text(format_conllu(train), encoding="utf-8")
+    paths["dev"].write_text(format_conllu(dev), encoding="utf-8")
+    raw_text = "".join(
+        line if line.startswith("#") or not line.strip() else "\t".join(
+            [*line.split("\t")[:6], "_", "_", *line.split("\t")[8:]])
+        for line in format_conllu(dev).splitlines(keepends=True)
+    )
+    paths["raw"].write_text(raw_text, encoding="utf-8")
+    return paths
+
+
+@pytest.fixture(scope="module")
+def model_dir(slices: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("model")
+    status = main(["train", "--train", str(slices["train"]), "--dev", str(slices["dev"]), "--out", str(out),
+                   "--parsers", "graph1,eager", "--tags", "gold", *QUICK])
+    assert status == 0
+    return out
+
+
+def test_train_writes_a_model_directory(model_dir: Path) -> None:
+    manifest = json.loads((model_dir / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["parsers"] == ["graph1", "eager"] and manifest["tags"] == "gold"
+    assert {p.name for p in (model_dir / "parsers").iterdir()} == {"graph1.model", "eager.model"}
+
+
+def test_parse_keeps_the_input_and_writes_each_member(model_dir: Path, slices: dict[str, Path],
+                                                      tmp_path: Path) -> None:
+    output, per_parser = tmp_path / "out.conllu", tmp_path / "members"
+    status = main(["parse", "--model", str(model_dir), "--input", str(slices["raw"]),
+                   "--output", str(output), "--per-parser-dir", str(per_parser)])
+    assert status == 0
+    assert sorted(p.name for p in per_parser.iterdir()) == ["eager.conllu", "graph1.conllu"]
+    raw_lines = slices["raw"].read_text(encoding="utf-8").splitlines()
+    out_lines = output.read_text(encoding="utf-8").splitlines()
+    assert len(raw_lines) == len(out_lines)
+    for raw, out in zip(raw_lines, out_lines, strict=True):
+        raw_cols, out_cols = raw.split("\t"), out.split("\t")
+        if len(raw_cols) == 10 and raw_cols[0].isdigit():  # only HEAD and DEPREL change
+            assert raw_cols[:6] + raw_cols[8:] == out_cols[:6] + out_cols[8:]
+        else:
+            assert raw == out
+    gold = load_sentences(slices["dev"])
+    first_member = load_sentences(output)
+    assert output.read_text(encoding="utf-8") == (per_parser / "graph1.conllu").read_text(encoding="utf-8")
+    assert evaluate(gold, first_member).uas.f1 > 0.6  # a trained parser, not a chain of neighbours
+
+
+def test_parse_a_subset_and_unknown_names(model_dir: Path, slices: dict[str, Path], tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    output = tmp_path / "eager.conllu"
+    assert main(["parse", "--model", str(model_dir), "--input", str(slices["raw"]), "--output", str(output),
+                 "--parsers", "eager"]) == 0
+    assert len(parse_conllu(output.read_text(encoding="utf-8"))) == 60
+    assert main(["parse", "--model", str(model_dir), "--input", str(slices["raw"]), "--output", str(output),
+                 "--parsers", "swap"]) == 2
+    assert "model has no parser swap" in capsys.readouterr().err
+    assert main(["parse", "--model", str(model_dir), "--input", str(slices["raw"]), "--output", str(output),
+                 "--tags", "predicted"]) == 2
+    assert "no tagger" in capsys.readouterr().err
+
+
+def test_list_parsers_names_every_member(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["list-parsers"]) == 0
+    listed = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
+    assert listed == ["graph1", "graph2", "eager", "eager-rtl", "swap", "swap-rtl", "hybrid", "hybrid-rtl",
+                      "neural"]
+
+
+def test_bad_overrides_and_malformed_input_exit_2(slices: dict[str, Path], tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["train", "--train", str(slices["train"]), "--out", str(tmp_path), "--set", "eager"]) == 2
+    assert "MEMBER.PARAM=VALUE" in capsys.readouterr().err
+    bad = tmp_path / "bad.conllu"
+    bad.write_text("1\tw\t_\n\n", encoding="utf-8")
+    assert main(["train", "--train", str(bad), "--out", str(tmp_path / "m")]) == 2
+    assert "line 1: expected 10 tab-separated columns" in capsys.readouterr().err
+
+
+def test_docstring_examples() -> None:
+    assert doctest.testmod(parsers_command).failed == 0
