@@ -10,7 +10,7 @@ FLASK := $(BIN)/flask --app app
 HOST ?= 127.0.0.1
 PORT ?= 5000
 
-.PHONY: run setup test lint bench
+.PHONY: run setup test lint bench chromium
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,26 +29,36 @@ instance/config.py:
 	mkdir -p instance
 	$(BIN)/python -c 'import secrets; print(f"SECRET_KEY = {secrets.token_hex(32)!r}")' > $@
 
-## setup: migrate, create the admin, import the demo treebank (idempotent)
+## setup: migrate, create the admin, import the demo treebank and pre-annotate its pool
+##        (graph1, eager, hybrid on gold tags; a few minutes once, then skipped; idempotent)
 setup: $(VENV)/.run-deps instance/config.py
 	$(FLASK) db upgrade
 	$(FLASK) user ensure-admin
 	$(FLASK) demo setup
+	$(FLASK) demo preannotate
 
 ## run: setup, then serve with gunicorn on http://$(HOST):$(PORT)
 run: setup
 	@echo "arcvote: open http://$(HOST):$(PORT) and sign in as 'admin' (password above, or ARCVOTE_ADMIN_PASSWORD)."
 	$(BIN)/gunicorn --bind $(HOST):$(PORT) --workers 2 --access-logfile - 'app:create_app()'
 
-## test: the whole suite (TEST_DATABASE_URL selects the database)
-test: $(VENV)/.test-deps
+## test: the whole suite (TEST_DATABASE_URL selects the database); the browser tests in
+##       tests/browser need Debian's chromium (`make chromium`) and skip without it
+test: $(VENV)/.test-deps chromium
 	$(BIN)/pytest
 
+# Best effort: needs root for apt-get; without Chromium the browser tests skip (fail under CI).
+chromium:
+	@command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	  apt-get install -y -qq chromium) || echo "could not install chromium: browser tests will skip"
+
 lint: $(VENV)/.test-deps
-	$(BIN)/ruff check app tests/app bench/import_speed.py bench/page_speed.py
+	$(BIN)/ruff check app tests/app tests/browser bench/import_speed.py bench/page_speed.py bench/editor_speed.py
 	$(BIN)/mypy app tests/app
+	$(BIN)/mypy tests/browser
 
 ## bench: import and page speed (set TEST_DATABASE_URL to include PostgreSQL)
 bench: $(VENV)/.test-deps
 	$(BIN)/python bench/import_speed.py
 	$(BIN)/python bench/page_speed.py
+	$(BIN)/python bench/editor_speed.py

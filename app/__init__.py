@@ -6,6 +6,9 @@ Configuration, in order (later wins):
 2. ``instance/config.py`` if present (``make run`` writes a random ``SECRET_KEY`` there);
 3. ``FLASK_*`` environment variables (``FLASK_SECRET_KEY``, ...), JSON-decoded by Flask;
 4. ``DATABASE_URL`` selects another database (``postgresql://...``);
+   ``MODELS_DIR`` (default ``instance/models``) holds trained rounds, ``JOB_RUNNER`` runs
+   background jobs (``thread`` or ``inline``), ``MEMBER_PARAMS`` overrides member
+   hyperparameters by name (e.g. ``{"eager": {"epochs": 3}}``);
 5. the ``test_config`` mapping.
 """
 
@@ -48,6 +51,9 @@ def _configure(app: Flask, test_config: Mapping[str, Any] | None) -> None:
         SQLALCHEMY_DATABASE_URI=f"sqlite:///{database}",
         MAX_CONTENT_LENGTH=MAX_UPLOAD_BYTES,
         SENTENCES_PER_PAGE=50,
+        MODELS_DIR=str(Path(app.instance_path) / "models"),
+        JOB_RUNNER="thread",
+        MEMBER_PARAMS={},
     )
     app.config.from_pyfile("config.py", silent=True)
     app.config.from_prefixed_env()
@@ -84,11 +90,14 @@ def register_extensions(app: Flask) -> None:
 
 def register_blueprints(app: Flask) -> None:
     """Register one blueprint per area, and the error pages."""
-    from app.views import auth, errors, sentences, treebanks
+    from app.views import auth, errors, jobs, sentences, treebanks, workspace, workspace_api
 
     app.register_blueprint(auth.bp)
     app.register_blueprint(treebanks.bp)
     app.register_blueprint(sentences.bp)
+    app.register_blueprint(workspace.bp)
+    app.register_blueprint(workspace_api.bp)
+    app.register_blueprint(jobs.bp)
     errors.register(app)
     app.add_url_rule("/", endpoint="index", view_func=treebanks.index)
 

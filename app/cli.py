@@ -81,6 +81,50 @@ def export_command(name: str, source: str, split: str | None, output: Path | Non
         click.echo(f"Wrote {output}.", err=True)
 
 
+@treebank_cli.command("preannotate")
+@click.argument("name")
+@click.option("--parsers", default=None,
+              help="Comma-separated members (default: graph1,eager,hybrid).")
+@click.option("--tags", type=click.Choice(["gold", "predicted"]), default="gold", show_default=True)
+@click.option("--sentences", "sentence_ids", default=None,
+              help="Comma-separated sentence ids to parse (default: every unannotated pool sentence).")
+@click.option("--user", "username", default="admin", show_default=True)
+def preannotate_command(
+    name: str, parsers: str | None, tags: str, username: str, sentence_ids: str | None = None
+) -> None:
+    """Train a round on NAME's trees and pre-annotate its unannotated pool sentences."""
+    from app.jobs import create_job, run_job
+    from app.models import Job
+    from app.services.preannotate import DEFAULT_PARSERS
+    from parsing.members import member_names
+
+    treebank = db.session.scalar(db.select(Treebank).where(Treebank.name == name))
+    if treebank is None:
+        raise click.ClickException(f"no treebank called {name!r}")
+    try:
+        chosen = member_names(parsers or ",".join(DEFAULT_PARSERS))
+    except ValueError as error:
+        raise click.ClickException(str(error)) from None
+    params: dict[str, object] = {"parsers": chosen, "tags": tags}
+    if sentence_ids:
+        try:
+            params["sentences"] = [int(part) for part in sentence_ids.split(",") if part.strip()]
+        except ValueError:
+            raise click.ClickException("--sentences takes comma-separated sentence ids") from None
+    job = create_job(db.session, kind="preannotate", user=_acting_user(username),
+                     treebank_id=treebank.id, params=params)
+    db.session.commit()
+    click.echo(f"Pre-annotating {name!r} with {', '.join(chosen)} ({tags} tags), job {job.id}...")
+    run_job(current_app._get_current_object(), job.id)  # type: ignore[attr-defined]
+    db.session.expire_all()
+    done = db.session.get(Job, job.id)
+    if done is None or done.state != "done":
+        raise click.ClickException(f"job {job.id} failed: {done.error if done else 'vanished'}")
+    result = done.result or {}
+    click.echo(f"Round {result.get('round')}: parsed {result.get('parsed')} sentences "
+               f"(trained on {result.get('train_sentences')}, tuned on {result.get('dev_sentences')}).")
+
+
 @user_cli.command("create")
 @click.argument("username")
 @click.option("--admin", is_flag=True, help="Give the user admin rights.")
@@ -115,7 +159,7 @@ def ensure_admin_command(username: str) -> None:
 @click.option("--sentences", default=300, show_default=True, help="How many demo sentences.")
 @click.option("--user", "username", default="admin", show_default=True)
 def demo_setup_command(sentences: int, username: str) -> None:
-    """Import the demo treebank (idempotent). Later steps (training, pre-annotation) hook here."""
+    """Import the demo treebank (idempotent); `demo preannotate` trains on it and parses its pool."""
     from app.services.demo import DEMO_NAME, setup_demo
 
     result = setup_demo(db.session, user=_acting_user(username), sentences=sentences)
@@ -125,3 +169,22 @@ def demo_setup_command(sentences: int, username: str) -> None:
     else:
         click.echo(f"Imported demo treebank {DEMO_NAME!r}: " + ", ".join(
             f"{split} {count}" for split, count in result.items()) + " sentences.")
+
+
+@demo_cli.command("preannotate")
+@click.option("--parsers", default="graph1,eager,hybrid", show_default=True)
+@click.option("--user", "username", default="admin", show_default=True)
+@click.pass_context
+def demo_preannotate_command(ctx: click.Context, parsers: str, username: str) -> None:
+    """Train the fast members (gold tags) on the demo treebank and pre-annotate its pool, once."""
+    from app.models import Job
+    from app.services.demo import DEMO_NAME
+
+    treebank = db.session.scalar(db.select(Treebank).where(Treebank.name == DEMO_NAME))
+    if treebank is None:
+        raise click.ClickException("import the demo first: flask --app app demo setup")
+    if db.session.scalar(db.select(Job.id).where(Job.treebank_id == treebank.id, Job.state == "done",
+                                                 Job.kind == "preannotate")):
+        click.echo(f"Demo treebank {DEMO_NAME!r} is already pre-annotated.")
+        return
+    ctx.invoke(preannotate_command, name=DEMO_NAME, parsers=parsers, tags="gold", username=username)

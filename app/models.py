@@ -27,8 +27,17 @@ How a treebank is stored::
   same version collide) and the rows are the history; ``based_on_id`` records which tree a
   version was made from (a revert is a new version based on an old one).
 
-Later issues add tables beside these (review status per sentence/token, notes, training
-rounds, jobs) that point at ``sentences``/``tokens``/``tree_versions`` by foreign key.
+The annotation workspace adds:
+
+* ``sentence_states``: one row per sentence someone worked on or a parser pre-annotated: its
+  review ``status`` (``todo``/``in_progress``/``reviewed``), the words marked reviewed
+  (``reviewed_words``, a JSON list of word indices) and the ensemble's ``disagreement``
+  (mean ``1 - vote share`` from the last pre-annotation; the queue's default order).
+* ``sentence_notes``: comments on a sentence, by whom and when.
+* ``training_rounds``: each training of the members on a treebank (``number`` 1, 2, ...;
+  models under ``instance/models/<treebank id>/<number>/``), with member weights and dev UAS.
+* ``jobs``: background work (pre-annotation): ``state`` (``queued``/``running``/``done``/
+  ``failed``), ``progress`` 0..1, the last ``message``, the ``error`` of a failure.
 """
 
 from __future__ import annotations
@@ -64,6 +73,12 @@ SPLITS = ("train", "dev", "test", "pool")
 
 TREE_KINDS = ("gold", "parser", "ensemble", "annotation")
 """Where a tree version comes from."""
+
+REVIEW_STATUSES = ("todo", "in_progress", "reviewed")
+"""Review status of a sentence."""
+
+JOB_STATES = ("queued", "running", "done", "failed")
+"""Life of a background job."""
 
 
 def _now() -> datetime:
@@ -210,3 +225,93 @@ class TreeVersion(Base):
     def source(self) -> str:
         """The source as written in URLs and on the command line (see ``services.trees``)."""
         return self.name if self.kind == "parser" else self.kind
+
+
+class SentenceState(Base):
+    """Review status, reviewed words and parser disagreement of one sentence."""
+
+    __tablename__ = "sentence_states"
+    __table_args__ = (
+        CheckConstraint("status IN ('todo', 'in_progress', 'reviewed')", name="status"),
+    )
+
+    sentence_id: Mapped[int] = mapped_column(
+        ForeignKey("sentences.id", ondelete="CASCADE"), primary_key=True
+    )
+    status: Mapped[str] = mapped_column(String(16), default="todo", index=True)
+    reviewed_words: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    disagreement: Mapped[float | None] = mapped_column(index=True)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+    updated_by_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"))
+
+
+class SentenceNote(Base):
+    """A comment on a sentence."""
+
+    __tablename__ = "sentence_notes"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    sentence_id: Mapped[int] = mapped_column(
+        ForeignKey("sentences.id", ondelete="CASCADE"), index=True
+    )
+    body: Mapped[str] = mapped_column(Text)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+
+    user: Mapped[User] = relationship()
+
+
+class TrainingRound(Base):
+    """One training of the members (and the ensemble's weights) on a treebank."""
+
+    __tablename__ = "training_rounds"
+    __table_args__ = (UniqueConstraint("treebank_id", "number"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    treebank_id: Mapped[int] = mapped_column(ForeignKey("treebanks.id", ondelete="CASCADE"))
+    number: Mapped[int]
+    parsers: Mapped[list[Any]] = mapped_column(JSON)
+    tags: Mapped[str] = mapped_column(String(16))
+    weights: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    dev_uas: Mapped[list[Any] | None] = mapped_column(JSON)
+    train_sentences: Mapped[int] = mapped_column(default=0)
+    dev_sentences: Mapped[int] = mapped_column(default=0)
+    model_dir: Mapped[str] = mapped_column(Text)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+
+
+class Job(Base):
+    """A piece of background work and how far it got (polled by the browser)."""
+
+    __tablename__ = "jobs"
+    __table_args__ = (
+        CheckConstraint("state IN ('queued', 'running', 'done', 'failed')", name="state"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    kind: Mapped[str] = mapped_column(String(32))
+    treebank_id: Mapped[int | None] = mapped_column(
+        ForeignKey("treebanks.id", ondelete="CASCADE"), index=True
+    )
+    params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    state: Mapped[str] = mapped_column(String(16), default="queued")
+    progress: Mapped[float] = mapped_column(default=0.0)
+    message: Mapped[str] = mapped_column(Text, default="")
+    error: Mapped[str | None] = mapped_column(Text)
+    result: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready state for ``GET /jobs/<id>``."""
+        return {
+            "id": self.id, "kind": self.kind, "state": self.state, "progress": self.progress,
+            "message": self.message, "error": self.error, "result": self.result,
+            "treebank_id": self.treebank_id,
+            "created_at": self.created_at.isoformat() if self.created_at else None,
+            "started_at": self.started_at.isoformat() if self.started_at else None,
+            "finished_at": self.finished_at.isoformat() if self.finished_at else None,
+        }

@@ -1,9 +1,16 @@
 /**
  * Draw a dependency tree as SVG arcs above the words.
  *
- * drawTree(container, words, direction)
+ * drawTree(container, words, direction, options)
  *   words: [{id, form, upos, head, deprel, score}] for words 1..n (head 0 = ROOT, null = none)
  *   direction: "ltr" or "rtl" (right-to-left scripts are laid out from the right edge)
+ *   options (all optional, used by the editor):
+ *     arcClass(word) -> extra CSS class of a word's arc (e.g. agreement colour)
+ *     arcTitle(word) -> hover text of a word's arc (default: label, words, confidence)
+ *     tokenClass(word) -> extra CSS class of a word (selected, pending, reviewed)
+ *     onToken(id, event) -> called when a word is clicked
+ *     extraArcs: [{dep, head, label, cls, title}] drawn dashed (other parsers' arcs)
+ *     compact: smaller spacing (small multiples)
  *
  * Every string is set with textContent, never as HTML: tokens are untrusted.
  * Long sentences get a wide SVG inside a horizontally scrolling container.
@@ -31,10 +38,12 @@ function measurer() {
 }
 
 /** Nesting level of every arc: 1 + the highest level of the arcs it spans. */
-function arcLevels(words) {
+function arcLevels(words, extra = []) {
   const arcs = words
-    .filter((w) => w.head !== null && w.head > 0)
-    .map((w) => ({ dep: w.id, head: w.head, lo: Math.min(w.id, w.head), hi: Math.max(w.id, w.head) }))
+    .filter((w) => w.head !== null && w.head !== undefined && w.head > 0)
+    .map((w) => ({ dep: w.id, head: w.head, word: w }))
+    .concat(extra.filter((a) => a.head > 0).map((a) => ({ ...a, extra: true })))
+    .map((a) => ({ ...a, lo: Math.min(a.dep, a.head), hi: Math.max(a.dep, a.head) }))
     .sort((a, b) => (a.hi - a.lo) - (b.hi - b.lo));
   for (const arc of arcs) {
     arc.level = 1;
@@ -59,35 +68,44 @@ function layout(words, direction, measure) {
   return { centres, total };
 }
 
-function drawArc(svg, arc, centres, baseline, words) {
+function defaultTitle(word, words) {
+  const head = word.head > 0 ? words[word.head - 1].form : "ROOT";
+  return `${word.deprel ?? ""}: ${head} → ${word.form}`
+    + (word.score !== null && word.score !== undefined ? ` (confidence ${Number(word.score).toFixed(2)})` : "");
+}
+
+function drawArc(svg, arc, centres, baseline, words, options, level) {
   const x1 = centres[arc.head];
   const x2 = centres[arc.dep];
-  const height = arc.level * LEVEL;
+  const height = arc.level * level;
   const top = baseline - height;
-  const word = words[arc.dep - 1];
-  const group = el("g", { class: "arc" });
-  const title = `${word.deprel ?? ""}: ${words[arc.head - 1].form} → ${word.form}`
-    + (word.score !== null && word.score !== undefined ? ` (confidence ${Number(word.score).toFixed(2)})` : "");
+  const word = arc.word;
+  const cls = arc.extra ? `arc extra ${arc.cls ?? ""}` : `arc ${options.arcClass ? options.arcClass(word) : ""}`;
+  const group = el("g", { class: cls, "data-dep": arc.dep });
+  const title = arc.extra ? arc.title ?? "" : (options.arcTitle ? options.arcTitle(word) : defaultTitle(word, words));
   group.append(el("title", {}, title));
   group.append(el("path", {
     d: `M ${x1} ${baseline} C ${x1} ${top}, ${x2} ${top}, ${x2} ${baseline - 4}`,
-    class: "arc-line", "marker-end": "url(#arrow)",
+    class: "arc-line", "marker-end": arc.extra ? "" : "url(#arrow)",
   }));
-  group.append(el("text", { x: (x1 + x2) / 2, y: baseline - height * 0.75 - 3, class: "arc-label" }, word.deprel ?? ""));
+  const label = arc.extra ? arc.label ?? "" : word.deprel ?? "";
+  group.append(el("text", { x: (x1 + x2) / 2, y: baseline - height * 0.75 - 3, class: "arc-label" }, label));
   svg.append(group);
 }
 
-export function drawTree(container, words, direction = "ltr") {
+export function drawTree(container, words, direction = "ltr", options = {}) {
   container.replaceChildren();
   if (!words.length) return;
   const measure = measurer();
+  const level = options.compact ? 18 : LEVEL;
   const { centres, total } = layout(words, direction, measure);
-  const arcs = arcLevels(words);
+  const arcs = arcLevels(words, options.extraArcs ?? []);
   const maxLevel = arcs.reduce((m, a) => Math.max(m, a.level), 0);
-  const baseline = (maxLevel + 1.5) * LEVEL;
+  const baseline = (maxLevel + 1.5) * level;
   const height = baseline + 48;
+  const scale = options.compact ? 0.72 : 1;
   const svg = el("svg", {
-    width: total, height, viewBox: `0 0 ${total} ${height}`, role: "img", class: "tree",
+    width: total * scale, height: height * scale, viewBox: `0 0 ${total} ${height}`, role: "img", class: "tree",
     "aria-label": `Dependency tree of ${words.length} words`,
   });
   const defs = el("defs");
@@ -95,19 +113,22 @@ export function drawTree(container, words, direction = "ltr") {
   marker.append(el("path", { d: "M 0 0 L 4 8 L 8 0 z", class: "arrow-head" }));
   defs.append(marker);
   svg.append(defs);
-  for (const arc of arcs) drawArc(svg, arc, centres, baseline, words);
+  for (const arc of arcs) drawArc(svg, arc, centres, baseline, words, options, level);
   for (const word of words) {
     const x = centres[word.id];
     if (word.head === 0) {
-      const root = el("g", { class: "arc root" });
-      root.append(el("title", {}, `root: ${word.form}`));
+      const root = el("g", { class: `arc root ${options.arcClass ? options.arcClass(word) : ""}`, "data-dep": word.id });
+      root.append(el("title", {}, options.arcTitle ? options.arcTitle(word) : `root: ${word.form}`));
       root.append(el("line", { x1: x, y1: 6, x2: x, y2: baseline - 4, class: "arc-line", "marker-end": "url(#arrow)" }));
       root.append(el("text", { x, y: 14, class: "arc-label" }, word.deprel ?? "root"));
       svg.append(root);
     }
-    const token = el("g", { class: "token" });
+    const token = el("g", { class: `token ${options.tokenClass ? options.tokenClass(word) : ""}`, "data-id": word.id });
+    const width = measure(word.form, FONT) + 10;
+    token.append(el("rect", { x: x - width / 2, y: baseline + 5, width, height: 38, rx: 4, class: "token-box" }));
     token.append(el("text", { x, y: baseline + 20, class: "form" }, word.form));
-    token.append(el("text", { x, y: baseline + 38, class: "upos" }, word.upos));
+    token.append(el("text", { x, y: baseline + 38, class: "upos" }, options.compact ? String(word.id) : word.upos));
+    if (options.onToken) token.addEventListener("click", (event) => options.onToken(word.id, event));
     svg.append(token);
   }
   container.append(svg);

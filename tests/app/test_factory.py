@@ -64,4 +64,4 @@ def test_suite_runs_on_postgresql(app: Flask) -> None:
                     "a second time against PostgreSQL")
     with app.app_context():
         assert db.engine.dialect.name == "postgresql"
-        assert db.session.scalar(db.text("select version_num from alembic_version")) == "0001"
+        assert db.session.scalar(db.text("select version_num from alembic_version")) == "0002"

@@ -1,0 +1,54 @@
+"""The job tasks: what each ``Job.kind`` does (see :mod:`app.jobs`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import current_app
+
+from app.jobs import Progress, task
+from app.models import Job, Treebank, User
+from app.services import DbSession
+from app.services.preannotate import (
+    chosen_targets,
+    new_round,
+    parse_batch,
+    pool_targets,
+    train_round,
+    training_data,
+)
+
+BATCH = 25
+"""Sentences parsed and stored per transaction."""
+
+
+@task("preannotate")
+def preannotate(session: DbSession, job: Job, progress: Progress) -> dict[str, Any]:
+    """Train a round on the treebank, then parse the pool (or ``params["sentences"]``) in batches.
+
+    Params: ``parsers`` (member names), ``tags`` (``gold``/``predicted``), optional
+    ``sentences`` (ids to parse; default: every unannotated pool sentence).
+    """
+    treebank = session.get(Treebank, job.treebank_id)
+    user = session.get(User, job.user_id)
+    if treebank is None or user is None:
+        raise ValueError("the treebank or user of this job no longer exists")
+    params = job.params or {}
+    round_ = new_round(session, treebank, parsers=params["parsers"], tags=params.get("tags", "gold"),
+                       user=user, models_dir=current_app.config["MODELS_DIR"])
+    progress("reading training trees", 0.01)
+    train, dev = training_data(session, treebank)
+    trained = train_round(round_, train, dev, params=current_app.config.get("MEMBER_PARAMS") or {},
+                          say=progress)
+    progress(f"round {round_.number} trained", 0.6)  # commits the round's weights
+    chosen = [int(i) for i in params.get("sentences") or []]
+    targets = chosen_targets(session, treebank, chosen) if chosen else pool_targets(session, treebank)
+    done = 0
+    for start in range(0, len(targets), BATCH):
+        done += parse_batch(session, trained, targets[start:start + BATCH], user=user)
+        progress(f"parsed {done} of {len(targets)} sentences", 0.6 + 0.4 * done / len(targets))
+    if not targets:
+        progress("nothing to parse: every pool sentence is annotated", 1.0)
+    return {"round": round_.number, "parsed": done, "parsers": list(round_.parsers),
+            "weights": round_.weights, "dev_uas": round_.dev_uas,
+            "train_sentences": len(train), "dev_sentences": len(dev)}

@@ -1,0 +1,193 @@
+"""Pre-annotation: train the members and the ensemble on a treebank, parse its pool.
+
+1. :func:`training_data`: the train split (newest correction, else gold) plus pool sentences
+   already reviewed; the dev split (gold or corrected) tunes the ensemble's member weights.
+2. :func:`new_round` records a :class:`~app.models.TrainingRound`; :func:`train_round`
+   fits every member into its model directory (no database work) and builds the
+   :class:`~parsing.ensemble.voting.ArcVoting` ensemble (dev-accuracy weights, uniform
+   without dev).
+3. :func:`parse_batch` parses sentences with every member and the ensemble and stores each
+   member's tree (``parser``), the ensemble's (``ensemble``, vote share as ``scores``) and the
+   sentence's disagreement; the caller commits each batch as one transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sqlalchemy import func, select
+
+from app.models import Document, Sentence, SentenceState, TrainingRound, Treebank, TreeVersion, User
+from app.services import DbSession
+from app.services.parsing_adapter import load_sentences, tree_of_parse
+from app.services.trees import latest_versions
+from parsing.ensemble.base import stack_heads
+from parsing.ensemble.confidence import sentence_confidence
+from parsing.ensemble.voting import ArcVoting
+from parsing.members import member_names
+from parsing.pipeline import MANIFEST, ModelBundle, TagMode, load_models, train_models
+from parsing.types import Sentence as ParsingSentence
+
+DEFAULT_PARSERS = ("graph1", "eager", "hybrid")
+"""Members trained when none are named (the fast, finished ones)."""
+
+FAST_MEMBER_PARAMS: dict[str, dict[str, Any]] = {
+    "graph1": {"max_iter": 2}, "eager": {"epochs": 2}, "hybrid": {"epochs": 2},
+}
+"""Cheap settings (``MEMBER_PARAMS``) for tests and quick trials: a few epochs each."""
+
+Say = Callable[[str, float], None]
+
+
+@dataclass
+class TrainedRound:
+    """The fitted members (as a bundle) and the ensemble over them."""
+
+    bundle: ModelBundle
+    ensemble: ArcVoting
+
+
+def training_data(
+    session: DbSession, treebank: Treebank
+) -> tuple[list[ParsingSentence], list[ParsingSentence]]:
+    """``(train, dev)``: trees to learn from (corrections win over gold) and tuning trees."""
+    def ids(where: Any) -> list[int]:
+        return list(session.scalars(
+            select(Sentence.id).join(Document).outerjoin(SentenceState)
+            .where(Document.treebank_id == treebank.id, where)
+            .order_by(Document.position, Sentence.position)
+        ))
+
+    train_ids = ids(Document.split == "train") + ids(
+        (Document.split == "pool") & (SentenceState.status == "reviewed"))
+    dev_ids = ids(Document.split == "dev")
+    return _with_trees(session, train_ids), _with_trees(session, dev_ids)
+
+
+def _with_trees(session: DbSession, sentence_ids: list[int]) -> list[ParsingSentence]:
+    trees = latest_versions(session, sentence_ids, "latest")
+    usable = [sid for sid in sentence_ids if sid in trees]
+    return [s for s in load_sentences(session, usable, trees) if len(s) and s.has_tree]
+
+
+def pool_targets(session: DbSession, treebank: Treebank) -> list[int]:
+    """Pool sentences nobody has annotated yet, in document order."""
+    annotated = select(TreeVersion.sentence_id).where(TreeVersion.kind == "annotation")
+    return list(session.scalars(
+        select(Sentence.id).join(Document)
+        .where(Document.treebank_id == treebank.id, Document.split == "pool",
+               Sentence.n_words > 0, Sentence.id.not_in(annotated))
+        .order_by(Document.position, Sentence.position)
+    ))
+
+
+def chosen_targets(session: DbSession, treebank: Treebank, sentence_ids: Sequence[int]) -> list[int]:
+    """The given sentences that belong to ``treebank`` and have words (others are ignored)."""
+    found = set(session.scalars(select(Sentence.id).join(Document).where(
+        Document.treebank_id == treebank.id, Sentence.n_words > 0, Sentence.id.in_(list(sentence_ids)))))
+    return [sid for sid in dict.fromkeys(sentence_ids) if sid in found]
+
+
+def model_root(models_dir: str | Path, treebank: Treebank) -> Path:
+    """``MODELS_DIR/<treebank name>-<id>/``."""
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", treebank.name).strip("_") or "treebank"
+    return Path(models_dir) / f"{slug}-{treebank.id}"
+
+
+def new_round(
+    session: DbSession, treebank: Treebank, *, parsers: Sequence[str], tags: str, user: User,
+    models_dir: str | Path,
+) -> TrainingRound:
+    """Record the next training round of ``treebank`` (its models go in a new directory)."""
+    member_names(",".join(parsers))  # raises ValueError on an unknown name
+    if tags not in ("gold", "predicted"):
+        raise ValueError(f"tags must be gold or predicted, not {tags!r}")
+    number = (session.scalar(select(func.max(TrainingRound.number))
+                             .where(TrainingRound.treebank_id == treebank.id)) or 0) + 1
+    directory = model_root(models_dir, treebank) / str(number)
+    round_ = TrainingRound(treebank_id=treebank.id, number=number, parsers=list(parsers), tags=tags,
+                           model_dir=str(directory), user_id=user.id)
+    session.add(round_)
+    session.flush()
+    return round_
+
+
+def train_round(
+    round_: TrainingRound,
+    train: Sequence[ParsingSentence],
+    dev: Sequence[ParsingSentence],
+    *,
+    params: Mapping[str, Mapping[str, Any]] | None = None,
+    say: Say | None = None,
+) -> TrainedRound:
+    """Fit the members into ``round_.model_dir`` and the ensemble's weights; fill in ``round_``.
+
+    ``params`` overrides member hyperparameters by name (e.g. fewer epochs in tests).
+    """
+    if not train:
+        raise ValueError("no trees to train on: import a train split with trees first")
+    report = say or (lambda message, fraction: None)
+    out = Path(round_.model_dir)
+    tags: TagMode = "predicted" if round_.tags == "predicted" else "gold"
+    train_models(train, dev or None, out, names=list(round_.parsers), tags=tags, params=params,
+                 progress=lambda message, done: report(message, 0.02 + 0.58 * done))
+    bundle = load_models(out)
+    fit_dev = bundle.prepare(dev) if dev else None
+    parsers = bundle.parsers
+    report("tuning the ensemble", 0.6)
+    if fit_dev:
+        ensemble = ArcVoting.from_fitted(list(parsers.values()), fit_dev, weighting="accuracy")
+    else:
+        ensemble = ArcVoting.from_fitted(list(parsers.values()), weighting="uniform")
+    round_.weights = [float(w) for w in ensemble.weights_]
+    round_.dev_uas = None if ensemble.accuracies_ is None else [float(a) for a in ensemble.accuracies_]
+    round_.train_sentences, round_.dev_sentences = len(train), len(dev)
+    manifest = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
+    manifest["ensemble"] = {"method": "vote", "weights": round_.weights}
+    (out / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    return TrainedRound(bundle, ensemble)
+
+
+def parse_batch(
+    session: DbSession, trained: TrainedRound, sentence_ids: Sequence[int], *, user: User
+) -> int:
+    """Parse ``sentence_ids`` and store member, ensemble and disagreement rows (flushes)."""
+    sentences = load_sentences(session, sentence_ids)
+    prepared = trained.bundle.prepare(sentences)
+    names = list(trained.bundle.parsers)
+    member_parses = [trained.bundle.parsers[name].predict(prepared) for name in names]
+    combined = trained.ensemble.combine_all(prepared, member_parses)
+    weights = trained.ensemble.weights_
+    for i, sentence_id in enumerate(sentence_ids):
+        parses = [member[i] for member in member_parses]
+        for name, parse in zip(names, parses, strict=True):
+            heads, deprels, scores = tree_of_parse(parse)
+            session.add(_version(session, sentence_id, "parser", name, heads, deprels, scores, user))
+        heads, deprels, scores = tree_of_parse(combined[i])
+        session.add(_version(session, sentence_id, "ensemble", "", heads, deprels, scores, user))
+        confidence = sentence_confidence(
+            stack_heads(parses), [p.deprels for p in parses], np.asarray(weights),
+            combined[i].heads, combined[i].deprels)
+        state = session.get(SentenceState, sentence_id) or SentenceState(sentence_id=sentence_id)
+        state.disagreement = confidence.disagreement
+        if state.status is None:
+            state.status = "todo"
+        session.add(state)
+    session.flush()
+    return len(sentence_ids)
+
+
+def _version(
+    session: DbSession, sentence_id: int, kind: str, name: str, heads: list[int], deprels: list[str],
+    scores: list[float | None] | None, user: User,
+) -> TreeVersion:
+    current = session.scalar(select(func.max(TreeVersion.version)).where(
+        TreeVersion.sentence_id == sentence_id, TreeVersion.kind == kind, TreeVersion.name == name))
+    return TreeVersion(sentence_id=sentence_id, kind=kind, name=name, version=(current or 0) + 1,
+                       heads=heads, deprels=deprels, scores=scores, user_id=user.id)

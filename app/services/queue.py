@@ -1,0 +1,156 @@
+"""The annotation queue: which sentence to correct next, with filters and progress counts.
+
+Orders: ``disagreement`` (the ensemble's mean ``1 - vote share``, most disputed first),
+``length`` (longest first), ``random`` (a fixed shuffle, so "next" is stable) and
+``position`` (document order). Filters: review ``status``, a ``upos`` that occurs, a
+``relation`` in the current tree (newest correction, else ensemble), and ``disputed``: a
+relation on which the members disagree (some word where members differ in head or label and
+one of them, or the ensemble, chose that relation).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import func, select
+
+from app.models import Document, Sentence, SentenceState, Token, Treebank, TreeVersion
+from app.services import DbSession
+from app.services.trees import latest_versions
+
+ORDERS = ("disagreement", "length", "random", "position")
+
+
+@dataclass(frozen=True)
+class QueueFilter:
+    """What to list: ``split`` (``pool`` by default, ``all`` for every split) and filters."""
+
+    order: str = "disagreement"
+    status: str | None = None
+    upos: str | None = None
+    relation: str | None = None
+    disputed: str | None = None
+    split: str = "pool"
+
+    @classmethod
+    def from_args(cls, args: Any) -> QueueFilter:
+        """From request arguments (unknown values fall back to the defaults)."""
+        order = args.get("order") or "disagreement"
+        return cls(order=order if order in ORDERS else "disagreement",
+                   status=args.get("status") or None, upos=args.get("upos") or None,
+                   relation=args.get("relation") or None, disputed=args.get("disputed") or None,
+                   split=args.get("split") or "pool")
+
+    def to_args(self) -> dict[str, str]:
+        """The non-default settings as URL arguments."""
+        values = {"order": self.order, "status": self.status, "upos": self.upos,
+                  "relation": self.relation, "disputed": self.disputed, "split": self.split}
+        defaults = QueueFilter()
+        return {k: str(v) for k, v in values.items() if v and v != getattr(defaults, k)}
+
+
+@dataclass
+class Queue:
+    """The ordered items and the treebank's progress counts."""
+
+    items: list[dict[str, Any]]
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def build_queue(session: DbSession, treebank: Treebank, spec: QueueFilter) -> Queue:
+    """The sentences of ``treebank`` matching ``spec``, in its order, with counts."""
+    query = (select(Sentence.id, Sentence.sent_id, Sentence.text, Sentence.n_words, Sentence.position,
+                    Document.position, SentenceState.status, SentenceState.disagreement)
+             .join(Document).outerjoin(SentenceState)
+             .where(Document.treebank_id == treebank.id, Sentence.n_words > 0))
+    if spec.split != "all":
+        query = query.where(Document.split == spec.split)
+    rows: list[Any] = list(session.execute(query).all())
+    counts = _counts(rows)
+    if spec.status:
+        rows = [row for row in rows if (row.status or "todo") == spec.status]
+    if spec.upos:
+        having = set(session.scalars(select(Token.sentence_id).where(
+            Token.upos == spec.upos, Token.sentence_id.in_([row.id for row in rows]))))
+        rows = [row for row in rows if row.id in having]
+    disputed_counts: dict[int, int] = {}
+    if spec.relation or spec.disputed:
+        keep = _tree_filter(session, [row.id for row in rows], spec.relation, spec.disputed)
+        rows = [row for row in rows if row.id in keep]
+        disputed_counts = keep
+    rows.sort(key=_order_key(spec.order))
+    items = [{"id": row.id, "sent_id": row.sent_id, "text": row.text or "", "n_words": row.n_words,
+              "status": row.status or "todo", "disagreement": row.disagreement,
+              "disputed_words": disputed_counts.get(row.id)} for row in rows]
+    return Queue(items, counts)
+
+
+def _counts(rows: list[Any]) -> dict[str, int]:
+    counts = {"total": len(rows), "todo": 0, "in_progress": 0, "reviewed": 0, "preannotated": 0}
+    for row in rows:
+        counts[row.status or "todo"] += 1
+        counts["preannotated"] += row.disagreement is not None
+    return counts
+
+
+def _order_key(order: str) -> Any:
+    if order == "length":
+        return lambda row: (-row.n_words, row[5], row.position)
+    if order == "random":
+        return lambda row: ((row.id * 2654435761) % 4294967296, row.id)
+    if order == "position":
+        return lambda row: (row[5], row.position)
+    return lambda row: (row.disagreement is None, -(row.disagreement or 0.0), row[5], row.position)
+
+
+def _tree_filter(
+    session: DbSession, ids: list[int], relation: str | None, disputed: str | None
+) -> dict[int, int]:
+    """Sentence id → words disputed on ``disputed`` (0 without it), for the matching ids."""
+    current = latest_versions(session, ids, "annotation")
+    ensemble = latest_versions(session, ids, "ensemble")
+    names = list(session.scalars(select(TreeVersion.name).where(
+        TreeVersion.kind == "parser", TreeVersion.sentence_id.in_(ids)).distinct()))
+    members = [latest_versions(session, ids, name) for name in names]
+    keep: dict[int, int] = {}
+    for sentence_id in ids:
+        tree = current.get(sentence_id) or ensemble.get(sentence_id)
+        if relation and (tree is None or relation not in tree.deprels):
+            continue
+        count = 0
+        if disputed:
+            trees = [m[sentence_id] for m in members if sentence_id in m]
+            count = _disputed_words(trees, ensemble.get(sentence_id), disputed)
+            if not count:
+                continue
+        keep[sentence_id] = count
+    return keep
+
+
+def _disputed_words(trees: list[TreeVersion], ensemble: TreeVersion | None, relation: str) -> int:
+    if len(trees) < 2:
+        return 0
+    count = 0
+    for word in range(len(trees[0].heads)):
+        arcs = {(t.heads[word], t.deprels[word]) for t in trees}
+        labels = {label for _, label in arcs} | ({ensemble.deprels[word]} if ensemble else set())
+        count += len(arcs) > 1 and relation in labels
+    return count
+
+
+def next_in_queue(session: DbSession, treebank: Treebank, spec: QueueFilter, after: int) -> int | None:
+    """The sentence after ``after`` in the queue (the first one when ``after`` left it)."""
+    ids = [item["id"] for item in build_queue(session, treebank, spec).items]
+    if after in ids:
+        position = ids.index(after)
+        return ids[position + 1] if position + 1 < len(ids) else None
+    return ids[0] if ids else None
+
+
+def treebank_upos_and_relations(session: DbSession, treebank: Treebank) -> tuple[list[str], list[str]]:
+    """UPOS tags seen in the treebank and its relations (for the filter menus)."""
+    upos = session.scalars(select(Token.upos).join(Sentence).join(Document)
+                           .where(Document.treebank_id == treebank.id, Token.word.is_not(None))
+                           .group_by(Token.upos).order_by(func.count().desc()))
+    return [tag for tag in upos if tag and tag != "_"], sorted(treebank.labels)

@@ -1,0 +1,186 @@
+/**
+ * Rendering for the sentence editor (static/js/editor.js owns the state and the keys).
+ * Every string from the data is set with textContent: tokens and notes are untrusted.
+ */
+
+import { drawTree } from "./tree.js";
+import { agreement, headCandidates, labelCandidates, membersAgree, nonProjective } from "./tree-model.js";
+
+export function h(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attributes)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value === true ? "" : String(value));
+  }
+  for (const child of children.flat()) {
+    if (child !== null && child !== undefined) node.append(child instanceof Node ? child : String(child));
+  }
+  return node;
+}
+
+function wordsOf(S, heads, deprels, scores = null) {
+  return S.words.map((w, i) => ({
+    id: w.id, form: w.form, upos: w.upos, head: heads[i], deprel: deprels[i], score: scores ? scores[i] : null,
+  }));
+}
+
+function headName(S, head) {
+  return head === 0 ? "ROOT" : head ? `${head} ${S.words[head - 1]?.form ?? "?"}` : "—";
+}
+
+function share(S, word) {
+  const e = S.ensemble;
+  if (!e || !e.scores || e.heads[word - 1] !== S.heads[word - 1]) return null;
+  return e.scores[word - 1];
+}
+
+function arcTitle(S, word) {
+  const votes = S.members.filter((m) => m.heads[word.id - 1] === word.head).map((m) => m.name);
+  const vote = share(S, word.id);
+  return `${word.deprel ?? "?"}: ${headName(S, word.head)} → ${word.form}`
+    + (S.members.length ? ` · ${votes.length} of ${S.members.length} members (${votes.join(", ") || "none"})` : "")
+    + (vote !== null ? ` · vote share ${vote.toFixed(2)}` : "");
+}
+
+export function renderTree(S, container, onToken) {
+  const extraArcs = S.view === "overlay" ? overlayArcs(S) : [];
+  drawTree(container, wordsOf(S, S.heads, S.deprels), S.direction, {
+    arcClass: (w) => `agree-${agreement(S.members, w.id, w.head)}${S.errorWords.has(w.id) ? " invalid" : ""}`,
+    arcTitle: (w) => arcTitle(S, w),
+    tokenClass: (w) => [w.id === S.selected ? "selected" : "", w.id === S.pending ? "pending" : "",
+      S.reviewed.has(w.id) ? "reviewed" : "", S.errorWords.has(w.id) ? "invalid" : ""].join(" "),
+    onToken,
+    extraArcs,
+  });
+}
+
+function overlayArcs(S) {
+  const arcs = [];
+  S.members.forEach((member, m) => {
+    if (!S.overlay.has(member.name)) return;
+    member.heads.forEach((head, i) => {
+      if (head !== S.heads[i] || member.deprels[i] !== S.deprels[i]) {
+        arcs.push({ dep: i + 1, head, label: `${member.deprels[i]}·${member.name}`, cls: `member-${m % 6}`,
+          title: `${member.name}: ${member.deprels[i]} ${headName(S, head)} → ${S.words[i].form}` });
+      }
+    });
+  });
+  return arcs;
+}
+
+export function renderMembers(S, container, onToggle) {
+  container.replaceChildren();
+  if (!S.members.length) {
+    container.append(h("p", { class: "meta" }, "No parser trees yet: pre-annotate the treebank from its queue page."));
+    return;
+  }
+  if (S.view === "overlay") {
+    container.append(h("p", { class: "meta" }, "Overlay on the tree above (dashed: arcs that differ from the current tree):"),
+      h("div", { class: "overlay-choice" }, S.members.map((m, i) => h("label", { class: `member-${i % 6}` },
+        h("input", { type: "checkbox", checked: S.overlay.has(m.name), onchange: () => onToggle(m.name) }), ` ${m.name}`))));
+    return;
+  }
+  for (const member of S.members) {
+    const box = h("div", { class: "tree-scroll small", role: "img", "aria-label": `${member.name} tree` });
+    const differs = member.heads.filter((head, i) => head !== S.heads[i] || member.deprels[i] !== S.deprels[i]).length;
+    container.append(h("figure", { class: "multiple" },
+      h("figcaption", {}, h("strong", {}, member.name), ` · ${differs} arc${differs === 1 ? "" : "s"} differ`), box));
+    drawTree(box, wordsOf(S, member.heads, member.deprels, member.scores), S.direction, {
+      compact: true,
+      arcClass: (w) => (w.head !== S.heads[w.id - 1] || w.deprel !== S.deprels[w.id - 1] ? "differs" : "same"),
+      tokenClass: (w) => (w.id === S.selected ? "selected" : ""),
+    });
+  }
+}
+
+export function renderTable(S, table, onSelect) {
+  const head = h("tr", {}, h("th", { scope: "col" }, "#"), h("th", { scope: "col" }, "Form"), h("th", { scope: "col" }, "UPOS"),
+    S.members.map((m) => h("th", { scope: "col" }, m.name)), h("th", { scope: "col" }, "Ensemble"),
+    h("th", { scope: "col", class: "num" }, "Vote share"), h("th", { scope: "col" }, "Current"), h("th", { scope: "col" }, "✓"));
+  const rows = S.words.map((w, i) => {
+    const cur = [S.heads[i], S.deprels[i]];
+    const cell = (tree) => {
+      const same = tree.heads[i] === cur[0] && tree.deprels[i] === cur[1];
+      return h("td", { class: same ? "same" : "differs" }, `${tree.heads[i]} ${tree.deprels[i]}`);
+    };
+    const vote = S.ensemble?.scores ? S.ensemble.scores[i] : null;
+    return h("tr", {
+      class: [w.id === S.selected ? "selected" : "", membersAgree(S.members, w.id) ? "" : "disputed"].join(" "),
+      "data-word": w.id, onclick: () => onSelect(w.id),
+    }, h("td", {}, w.id), h("td", { dir: "auto" }, w.form), h("td", {}, w.upos), S.members.map(cell),
+    S.ensemble ? cell(S.ensemble) : h("td", {}, "—"), h("td", { class: "num" }, vote === null || vote === undefined ? "—" : vote.toFixed(2)),
+    h("td", { class: "current" }, `${cur[0] ?? "—"} ${cur[1] ?? ""}`), h("td", {}, S.reviewed.has(w.id) ? "✓" : ""));
+  });
+  table.replaceChildren(h("thead", {}, head), h("tbody", {}, rows));
+}
+
+export function renderPanel(S, panel, actions) {
+  const word = S.selected;
+  const w = S.words[word - 1];
+  const candidates = headCandidates(S.members, S.ensemble, word);
+  const labels = labelCandidates(S.members, word, S.heads[word - 1], S.labels);
+  panel.replaceChildren(
+    h("h2", {}, `Word ${word}: `, h("span", { dir: "auto" }, w.form), h("span", { class: "meta" }, ` ${w.upos}`)),
+    h("p", { class: "current-arc" }, `Head ${headName(S, S.heads[word - 1])} · label ${S.deprels[word - 1] ?? "—"}`,
+      S.reviewed.has(word) ? h("span", { class: "tag ok" }, "reviewed") : null),
+    h("ol", { class: "candidates", "aria-label": "Heads proposed by the members (press 1–9)" }, candidates.slice(0, 9).map((c, i) =>
+      h("li", {}, h("button", { type: "button", class: `button candidate${c.head === S.heads[word - 1] ? " chosen" : ""}`,
+        onclick: () => actions.setHead(word, c.head) }, h("kbd", {}, String(i + 1)), ` ${headName(S, c.head)} `,
+      h("span", { class: "meta" }, `${c.votes} vote${c.votes === 1 ? "" : "s"}: ${c.names.join(", ")}`))))),
+    h("form", { class: "arc-form", onsubmit: (e) => { e.preventDefault(); actions.submitForm(); } },
+      h("label", {}, "Head # ", h("input", { id: "head-input", type: "number", min: 0, max: S.words.length, value: S.heads[word - 1] ?? "", size: 4 })),
+      h("label", {}, "Label ", h("input", { id: "label-input", list: "label-list", value: S.deprels[word - 1] ?? "", autocomplete: "off", size: 14 })),
+      h("datalist", { id: "label-list" }, labels.map((l) => h("option", { value: l }))),
+      h("button", { type: "submit", class: "button" }, "Apply")),
+  );
+}
+
+export function renderStatus(S, box) {
+  const crossing = nonProjective(S.heads);
+  box.replaceChildren(...[
+    S.errors.length ? h("div", { class: "alert", role: "alert", id: "errors" }, h("strong", {}, "Cannot save yet:"),
+      h("ul", {}, S.errors.map((e) => h("li", {}, e.message)))) : null,
+    h("p", { class: "meta" }, `Version ${S.version}${S.dirty ? " · unsaved changes" : " · saved"} · `,
+      crossing.length ? `non-projective arcs: ${crossing.join(", ")}` : "projective",
+      ` · ${S.reviewed.size} of ${S.words.length} words reviewed · sentence: ${S.status.replace("_", " ")}`),
+    S.message ? h("p", { class: `flash flash-${S.message.kind}`, role: "status", id: "message" }, S.message.text) : null,
+  ].filter(Boolean));
+}
+
+export function renderConflict(box, conflict, S, actions) {
+  if (!conflict) { box.replaceChildren(); box.hidden = true; return; }
+  box.hidden = false;
+  const theirs = conflict.theirs;
+  const rows = conflict.differing.map((word) => h("tr", {}, h("td", {}, word), h("td", { dir: "auto" }, S.words[word - 1].form),
+    h("td", {}, `${theirs.heads[word - 1]} ${theirs.deprels[word - 1]}`),
+    h("td", {}, `${conflict.yours.heads[word - 1]} ${conflict.yours.deprels[word - 1]}`)));
+  const theirTree = h("div", { class: "tree-scroll small" });
+  box.replaceChildren(
+    h("h2", {}, "Someone saved this sentence first"),
+    h("p", {}, `Version ${theirs.version} by ${theirs.user} (${new Date(theirs.created_at).toLocaleString()}). `,
+      `Your tree was not saved. ${conflict.differing.length} arc(s) differ:`),
+    h("table", { class: "data conflict-table" }, h("thead", {}, h("tr", {}, h("th", {}, "#"), h("th", {}, "Word"),
+      h("th", {}, "Theirs"), h("th", {}, "Yours"))), h("tbody", {}, rows)),
+    h("p", {}, h("strong", {}, "Their tree:")), theirTree,
+    h("p", { class: "actions" }, h("button", { type: "button", class: "button", onclick: actions.useTheirs }, "Use their version"),
+      h("button", { type: "button", class: "button primary", onclick: actions.keepMine }, "Keep mine (save on top of theirs)")),
+  );
+  drawTree(theirTree, wordsOf(S, theirs.heads, theirs.deprels), S.direction, {
+    compact: true, arcClass: (w) => (conflict.differing.includes(w.id) ? "differs" : "same"),
+  });
+}
+
+export function renderHistory(list, entries, onRevert) {
+  list.replaceChildren(...entries.map((e) => h("li", {},
+    h("strong", {}, `${e.source} v${e.version}`), ` by ${e.user}, ${new Date(e.created_at).toLocaleString()}`,
+    e.based_on ? h("span", { class: "meta" }, ` (from ${e.based_on})`) : null,
+    e.changes?.length ? h("ul", {}, e.changes.map((c) => h("li", {},
+      `word ${c.word} ${c.form}: ${c.from[0]} ${c.from[1]} → ${c.to[0]} ${c.to[1]}`))) : null,
+    h("button", { type: "button", class: "link-button", onclick: () => onRevert(e) }, "Revert to this"))));
+}
+
+export function renderNotes(list, notes) {
+  list.replaceChildren(...notes.map((n) => h("li", {}, h("strong", {}, n.user), ` (${new Date(n.created_at).toLocaleString()}): `,
+    h("span", { class: "note-body" }, n.body))));
+}

@@ -1,0 +1,125 @@
+/**
+ * Pure tree logic for the editor: validation (the same rules as app/services/validation.py),
+ * projectivity, member agreement, ranked head/label candidates, and an undo/redo history.
+ *
+ * Trees are {heads, deprels} over words 1..n (heads[i-1] is the head of word i, 0 = ROOT).
+ */
+
+export function findCycle(heads) {
+  const n = heads.length;
+  const state = new Array(n + 1).fill(0);
+  for (let start = 1; start <= n; start += 1) {
+    const path = [];
+    let word = start;
+    while (word > 0 && word <= n && state[word] === 0) {
+      state[word] = 1;
+      path.push(word);
+      word = heads[word - 1];
+    }
+    if (word > 0 && word <= n && state[word] === 1) return path.slice(path.indexOf(word));
+    for (const visited of path) state[visited] = 2;
+  }
+  return null;
+}
+
+/** Errors [{word, code, message}] that stop a save; mirrors validate_tree on the server. */
+export function validate(heads, deprels, labels) {
+  const n = heads.length;
+  const errors = [];
+  heads.forEach((head, i) => {
+    if (head === null || head === undefined) errors.push({ word: i + 1, code: "no-head", message: `word ${i + 1} has no head` });
+    else if (head < 0 || head > n || head === i + 1) errors.push({ word: i + 1, code: "bad-head", message: `word ${i + 1} cannot attach to ${head}` });
+  });
+  if (errors.length) return errors;
+  const roots = heads.flatMap((h, i) => (h === 0 ? [i + 1] : []));
+  if (roots.length !== 1) {
+    errors.push({ word: roots[1] ?? 0, code: "roots", message: `exactly one word must attach to ROOT (found ${roots.join(", ") || "none"})` });
+  }
+  const cycle = findCycle(heads);
+  if (cycle) errors.push({ word: cycle[0], code: "cycle", message: `cycle: ${[...cycle, cycle[0]].join(" → ")}` });
+  const known = new Set(labels);
+  deprels.forEach((label, i) => {
+    const word = i + 1;
+    if (!label || label === "_") errors.push({ word, code: "no-label", message: `word ${word} has no label` });
+    else if (!known.has(label)) errors.push({ word, code: "label", message: `unknown label '${label}' on word ${word}` });
+    else if ((label === "root") !== (heads[i] === 0)) {
+      errors.push({ word, code: "root-label", message: `word ${word}: only the word attached to ROOT is labelled root` });
+    }
+  });
+  return errors;
+}
+
+/** Words whose arc crosses another arc (ROOT arcs included). */
+export function nonProjective(heads) {
+  const arcs = heads.flatMap((h, i) => (h === null || h === undefined ? [] : [[Math.min(i + 1, h), Math.max(i + 1, h), i + 1]]));
+  const crossing = new Set();
+  for (const [lo, hi, word] of arcs) {
+    for (const [lo2, hi2, word2] of arcs) {
+      if (lo < lo2 && lo2 < hi && hi < hi2) { crossing.add(word); crossing.add(word2); }
+    }
+  }
+  return [...crossing].sort((a, b) => a - b);
+}
+
+/** How the members relate to a head: "agree" (all), "majority" (> half), "split", or "none". */
+export function agreement(members, word, head) {
+  if (!members.length) return "none";
+  const votes = members.filter((m) => m.heads[word - 1] === head).length;
+  if (votes === members.length) return "agree";
+  return votes * 2 > members.length ? "majority" : "split";
+}
+
+/** Whether every member proposes the same head and label for the word. */
+export function membersAgree(members, word) {
+  if (members.length < 2) return true;
+  const [first, ...rest] = members;
+  return rest.every((m) => m.heads[word - 1] === first.heads[word - 1] && m.deprels[word - 1] === first.deprels[word - 1]);
+}
+
+/** Heads proposed for a word, most votes first: [{head, votes, names}]. */
+export function headCandidates(members, ensemble, word) {
+  const tally = new Map();
+  for (const member of members) {
+    const head = member.heads[word - 1];
+    const entry = tally.get(head) ?? { head, votes: 0, names: [] };
+    entry.votes += 1;
+    entry.names.push(member.name);
+    tally.set(head, entry);
+  }
+  if (ensemble && !tally.has(ensemble.heads[word - 1])) {
+    tally.set(ensemble.heads[word - 1], { head: ensemble.heads[word - 1], votes: 0, names: ["ensemble"] });
+  }
+  return [...tally.values()].sort((a, b) => b.votes - a.votes || a.head - b.head);
+}
+
+/** Labels for a word: the members' (most votes first, those with the chosen head first), then the rest. */
+export function labelCandidates(members, word, head, labels) {
+  const score = new Map();
+  for (const member of members) {
+    const label = member.deprels[word - 1];
+    const bonus = member.heads[word - 1] === head ? 10 : 1;
+    score.set(label, (score.get(label) ?? 0) + bonus);
+  }
+  const ranked = [...score.keys()].filter((l) => l && l !== "_").sort((a, b) => score.get(b) - score.get(a));
+  return [...ranked, ...labels.filter((l) => !score.has(l))];
+}
+
+/** Undo/redo over snapshots of {heads, deprels, reviewed}. */
+export class History {
+  constructor(limit = 200) { this.done = []; this.undone = []; this.limit = limit; }
+  push(snapshot) {
+    this.done.push(snapshot);
+    if (this.done.length > this.limit) this.done.shift();
+    this.undone = [];
+  }
+  undo(current) {
+    if (!this.done.length) return null;
+    this.undone.push(current);
+    return this.done.pop();
+  }
+  redo(current) {
+    if (!this.undone.length) return null;
+    this.done.push(current);
+    return this.undone.pop();
+  }
+}

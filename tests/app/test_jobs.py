@@ -1,0 +1,153 @@
+"""Pre-annotation jobs: a run stores member and ensemble trees with confidence; failures are recorded."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient, FlaskCliRunner
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from app.jobs import create_job, run_job
+from app.models import Document, Job, Sentence, SentenceState, TrainingRound, TreeVersion, User
+from app.services.demo import setup_demo
+from app.services.preannotate import FAST_MEMBER_PARAMS
+
+
+@pytest.fixture
+def fast(app: Flask, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """Cheap members, models in a temporary folder, jobs run inline."""
+    monkeypatch.setitem(app.config, "MEMBER_PARAMS", FAST_MEMBER_PARAMS)
+    monkeypatch.setitem(app.config, "MODELS_DIR", str(tmp_path / "models"))
+    monkeypatch.setitem(app.config, "JOB_RUNNER", "inline")
+    return tmp_path / "models"
+
+
+def import_tiny(session: Session, user: User) -> None:
+    """The demo treebank's first 50 sentences: 30 train, 10 dev, 10 pool."""
+    setup_demo(session, user=user, sentences=50)
+
+
+def _pool_ids(session: Session) -> list[int]:
+    return list(session.scalars(select(Sentence.id).join(Document).where(Document.split == "pool")))
+
+
+def test_preannotation_stores_members_ensemble_and_confidence(
+    app: Flask, session: Session, user: User, fast: Path
+) -> None:
+    import_tiny(session, user)
+    session.commit()
+    job = create_job(session, kind="preannotate", user=user,
+                     treebank_id=session.scalar(select(Document.treebank_id)),
+                     params={"parsers": ["graph1", "eager", "hybrid"], "tags": "gold"})
+    session.commit()
+    run_job(app, job.id)
+    session.expire_all()
+    done = session.get(Job, job.id)
+    assert done is not None and done.state == "done", done.error if done else None
+    assert done.progress == 1.0 and done.result and done.result["parsed"] == 10
+    pool = _pool_ids(session)
+    for sentence_id in pool:
+        trees = session.scalars(select(TreeVersion).where(TreeVersion.sentence_id == sentence_id)).all()
+        assert sorted(t.source for t in trees) == ["eager", "ensemble", "graph1", "hybrid"]
+        ensemble = next(t for t in trees if t.kind == "ensemble")
+        assert ensemble.scores is not None and all(0.0 <= s <= 1.0 for s in ensemble.scores)
+        assert len(ensemble.heads) == len(ensemble.scores)
+        state = session.get(SentenceState, sentence_id)
+        assert state is not None and state.disagreement is not None and state.status == "todo"
+    round_ = session.scalars(select(TrainingRound)).one()
+    assert (round_.number, round_.train_sentences, round_.dev_sentences) == (1, 30, 10)
+    assert len(round_.weights) == 3 and round_.dev_uas is not None
+    assert (Path(round_.model_dir) / "manifest.json").is_file()
+    assert Path(round_.model_dir).parent.parent == fast
+
+
+def test_failure_is_recorded_and_nothing_half_written(
+    app: Flask, session: Session, user: User, fast: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import_tiny(session, user)
+    session.commit()
+    import app.jobs.tasks as tasks
+
+    def broken(*args: object, **kwargs: object) -> int:
+        raise RuntimeError("parser exploded")
+
+    monkeypatch.setattr(tasks, "parse_batch", broken)
+    job = create_job(session, kind="preannotate", user=user, treebank_id=session.scalar(
+        select(Document.treebank_id)), params={"parsers": ["graph1"], "tags": "gold"})
+    session.commit()
+    run_job(app, job.id)
+    session.expire_all()
+    failed = session.get(Job, job.id)
+    assert failed is not None and failed.state == "failed"
+    assert failed.error == "RuntimeError: parser exploded" and failed.finished_at is not None
+    parsed = session.scalar(select(func.count()).select_from(TreeVersion).where(
+        TreeVersion.kind.in_(("parser", "ensemble"))))
+    assert parsed == 0
+
+
+def test_browser_starts_a_job_and_polls_it(
+    app: Flask, logged_in: FlaskClient, fast: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(app.config, "JOB_RUNNER", "thread")
+    with app.app_context():
+        from app.extensions import db
+
+        setup_demo(db.session, user=db.session.scalars(select(User)).one(), sentences=50)
+        db.session.commit()
+        treebank_id = db.session.scalar(select(Document.treebank_id))
+    response = logged_in.post(f"/api/treebanks/{treebank_id}/preannotate",
+                              json={"parsers": "graph1,eager", "tags": "gold"})
+    assert response.status_code == 202
+    job_id = response.get_json()["job"]["id"]
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        state = logged_in.get(f"/jobs/{job_id}").get_json()
+        if state["state"] in ("done", "failed"):
+            break
+        time.sleep(0.2)
+    assert state["state"] == "done", state
+    assert state["progress"] == 1.0 and state["result"]["parsers"] == ["graph1", "eager"]
+    assert logged_in.get("/jobs/999999").status_code == 404
+
+
+def test_unknown_parser_is_refused(app: Flask, logged_in: FlaskClient) -> None:
+    response = logged_in.post("/api/treebanks/1/preannotate", json={"parsers": "nope"})
+    assert response.status_code in (404, 422)
+
+
+def test_cli_preannotate(
+    app: Flask, runner: FlaskCliRunner, session: Session, user: User, fast: Path
+) -> None:
+    import_tiny(session, user)
+    session.commit()
+    result = runner.invoke(args=["treebank", "preannotate", "Turkish demo", "--parsers", "graph1,eager",
+                                 "--user", "ana"])
+    assert result.exit_code == 0, result.output
+    assert "parsed 10 sentences" in result.output
+    pool = _pool_ids(session)
+    chosen = runner.invoke(args=["treebank", "preannotate", "Turkish demo", "--parsers", "graph1",
+                                 "--sentences", f"{pool[0]},{pool[1]},999999", "--user", "ana"])
+    assert chosen.exit_code == 0 and "parsed 2 sentences" in chosen.output, chosen.output
+    versions = session.scalars(select(TreeVersion.version).where(
+        TreeVersion.sentence_id == pool[0], TreeVersion.kind == "ensemble")).all()
+    assert sorted(versions) == [1, 2]
+    bad = runner.invoke(args=["treebank", "preannotate", "Turkish demo", "--parsers", "nope",
+                              "--user", "ana"])
+    assert bad.exit_code != 0 and "unknown parser" in bad.output
+
+
+def test_demo_preannotate_is_idempotent(
+    app: Flask, runner: FlaskCliRunner, session: Session, user: User, fast: Path
+) -> None:
+    missing = runner.invoke(args=["demo", "preannotate", "--user", "ana"])
+    assert missing.exit_code != 0 and "demo setup" in missing.output
+    import_tiny(session, user)
+    session.commit()
+    first = runner.invoke(args=["demo", "preannotate", "--user", "ana", "--parsers", "graph1,eager"])
+    assert first.exit_code == 0 and "parsed 10 sentences" in first.output, first.output
+    second = runner.invoke(args=["demo", "preannotate", "--user", "ana"])
+    assert "already pre-annotated" in second.output
