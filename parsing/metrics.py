@@ -1,4 +1,4 @@
-"""Attachment scores with the CoNLL 2018 shared-task conventions, and their breakdowns.
+"""Attachment scores with the CoNLL 2018 shared-task conventions.
 
 What is scored (the conventions of the official ``conll18_ud_eval.py``, shipped today as
 ``udtools.udeval``):
@@ -24,17 +24,30 @@ and F1 coincide for UAS, LAS and UPOS, and equal the official numbers.
 Conventions: index 0 is ROOT; ``heads`` has shape ``(n+1,)`` with ``heads[0] == -1``.
 Arrays below with a leading ``W`` are over all words of all sentences concatenated
 (ROOT excluded), in corpus order.
+
+Breakdowns (by UPOS, relation, arc and sentence length) are in :mod:`parsing.breakdowns`,
+the JSON conversion in :mod:`parsing.metrics_json`, the shared data types in
+:mod:`parsing.metrics_types` (re-exported here).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from parsing.breakdowns import by_arc_length, by_deprel, by_sentence_length, by_upos
+from parsing.metrics_types import ArcTable as ArcTable
+from parsing.metrics_types import Attachment as Attachment
+from parsing.metrics_types import BoolArray as BoolArray
+from parsing.metrics_types import ExactMatch as ExactMatch
+from parsing.metrics_types import IntArray as IntArray
+from parsing.metrics_types import Score as Score
+from parsing.metrics_types import SentenceBucket as SentenceBucket
+from parsing.metrics_types import StrArray as StrArray
 from parsing.types import Parse, Sentence
 
 CONTENT_DEPRELS = frozenset({
@@ -47,135 +60,6 @@ CONTENT_DEPRELS = frozenset({
 
 NON_CONTENT_DEPRELS = frozenset({"aux", "case", "cc", "clf", "cop", "det", "mark", "punct"})
 """The UD relations CLAS leaves out (with any label that is not a UD relation)."""
-
-ARC_LENGTH_BUCKETS = ("root", "1", "2", "3-6", "7+")
-"""Labels of :func:`by_arc_length`'s buckets (gold ``|head - dependent|``; root = head 0)."""
-
-SENTENCE_LENGTH_BUCKETS = ("1-10", "11-20", "21-30", "31-40", "41+")
-"""Labels of :func:`by_sentence_length`'s buckets (words per sentence, punctuation included)."""
-
-BoolArray = NDArray[np.bool_]
-IntArray = NDArray[np.intp]
-StrArray = NDArray[np.str_]
-
-
-@dataclass(frozen=True, slots=True)
-class Score:
-    """Counts behind one metric, with the official script's precision/recall/F1.
-
-    For UAS, LAS and UPOS ``gold == system`` (the same words), so the three coincide.
-    """
-
-    correct: int
-    gold: int
-    system: int
-
-    @property
-    def precision(self) -> float:
-        """``correct / system`` (0 when there is nothing to score)."""
-        return self.correct / self.system if self.system else 0.0
-
-    @property
-    def recall(self) -> float:
-        """``correct / gold`` (0 when there is nothing to score)."""
-        return self.correct / self.gold if self.gold else 0.0
-
-    @property
-    def f1(self) -> float:
-        """``2 * correct / (gold + system)``: the number the official script reports."""
-        total = self.gold + self.system
-        return 2 * self.correct / total if total else 0.0
-
-
-@dataclass(frozen=True, slots=True)
-class Attachment:
-    """Unlabelled and labelled attachment counts over a group of words."""
-
-    words: int
-    uas_correct: int
-    las_correct: int
-
-    @property
-    def uas(self) -> float:
-        """Fraction of the group's words with the correct head (0 for an empty group)."""
-        return self.uas_correct / self.words if self.words else 0.0
-
-    @property
-    def las(self) -> float:
-        """Fraction with the correct head and universal label (0 for an empty group)."""
-        return self.las_correct / self.words if self.words else 0.0
-
-
-@dataclass(frozen=True, slots=True)
-class SentenceBucket:
-    """Attachment over the sentences of one length bucket, with their exact matches."""
-
-    sentences: int
-    attachment: Attachment
-    exact_unlabelled: int
-    exact_labelled: int
-
-
-@dataclass(frozen=True, slots=True)
-class ExactMatch:
-    """Sentences whose every scored word is correct (unlabelled: heads; labelled: both)."""
-
-    sentences: int
-    unlabelled: int
-    labelled: int
-
-    @property
-    def unlabelled_rate(self) -> float:
-        """Fraction of sentences with every head right."""
-        return self.unlabelled / self.sentences if self.sentences else 0.0
-
-    @property
-    def labelled_rate(self) -> float:
-        """Fraction of sentences with every head and universal label right."""
-        return self.labelled / self.sentences if self.sentences else 0.0
-
-
-@dataclass(frozen=True, slots=True)
-class ArcTable:
-    """Gold and system annotations of every scored word, concatenated (``W`` words).
-
-    Built once by :func:`arc_table`; every score and breakdown is a function of it.
-
-    Attributes:
-        sentence: shape ``(W,)``, index of each word's sentence.
-        position: shape ``(W,)``, the word's index ``1..n`` in its sentence.
-        sentence_lengths: shape ``(S,)``, words per sentence (all words, even unscored).
-        gold_heads, system_heads: shape ``(W,)``; ``-1`` for an unknown system head.
-        gold_deprels, system_deprels: shape ``(W,)``, universal labels (subtypes cut).
-        gold_upos: shape ``(W,)``.
-        system_upos: shape ``(W,)``, or None when the system did not tag.
-    """
-
-    sentence: IntArray
-    position: IntArray
-    sentence_lengths: IntArray
-    gold_heads: IntArray
-    system_heads: IntArray
-    gold_deprels: StrArray
-    system_deprels: StrArray
-    gold_upos: StrArray
-    system_upos: StrArray | None
-
-    def __len__(self) -> int:
-        """Number of scored words ``W``."""
-        return len(self.gold_heads)
-
-    @property
-    def head_correct(self) -> BoolArray:
-        """Shape ``(W,)``: the system head equals the gold head."""
-        correct: BoolArray = self.gold_heads == self.system_heads
-        return correct
-
-    @property
-    def label_correct(self) -> BoolArray:
-        """Shape ``(W,)``: head and universal label both correct (LAS)."""
-        correct: BoolArray = self.head_correct & (self.gold_deprels == self.system_deprels)
-        return correct
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,8 +74,8 @@ class Evaluation:
         by_upos: gold UPOS of the dependent -> attachment.
         by_deprel: universal relation -> labelled-attachment precision/recall
             (gold = words with that gold label, system = with that system label).
-        by_arc_length: :data:`ARC_LENGTH_BUCKETS` -> attachment.
-        by_sentence_length: :data:`SENTENCE_LENGTH_BUCKETS` -> bucket.
+        by_arc_length: :data:`~parsing.breakdowns.ARC_LENGTH_BUCKETS` -> attachment.
+        by_sentence_length: :data:`~parsing.breakdowns.SENTENCE_LENGTH_BUCKETS` -> bucket.
         exclude_punct: whether punctuation was left out.
     """
 
@@ -364,97 +248,6 @@ def exact_match(table: ArcTable) -> ExactMatch:
     return ExactMatch(sentences, int((head_errors == 0).sum()), int((label_errors == 0).sum()))
 
 
-def by_upos(table: ArcTable) -> dict[str, Attachment]:
-    """Attachment per gold UPOS of the dependent, tags sorted; counts sum to the totals."""
-    return _grouped(table, table.gold_upos)
-
-
-def by_deprel(table: ArcTable) -> dict[str, Score]:
-    """Labelled attachment per universal relation, like CoNLL-X ``eval.pl``.
-
-    For relation ``r``: ``gold`` = words whose gold label is ``r``, ``system`` = words
-    whose system label is ``r``, ``correct`` = words with gold label ``r`` whose head and
-    label the system got right. So ``precision`` / ``recall`` are per system / gold label.
-    """
-    correct = table.label_correct
-    relations = sorted(set(table.gold_deprels.tolist()) | set(table.system_deprels.tolist()))
-    return {
-        relation: Score(
-            int((correct & (table.gold_deprels == relation)).sum()),
-            int((table.gold_deprels == relation).sum()),
-            int((table.system_deprels == relation).sum()),
-        )
-        for relation in relations
-    }
-
-
-def arc_length_bucket(gold_heads: IntArray, positions: IntArray) -> StrArray:
-    """Bucket label of every gold arc (shape ``(W,)`` each): root, 1, 2, 3-6 or 7+.
-
-    Examples:
-        >>> arc_length_bucket(np.array([0, 1, 1, 9]), np.array([1, 2, 4, 1])).tolist()
-        ['root', '1', '3-6', '7+']
-    """
-    length = np.abs(gold_heads - positions)
-    index = np.select([gold_heads == 0, length == 1, length == 2, length <= 6], [0, 1, 2, 3], 4)
-    labels: StrArray = np.array(ARC_LENGTH_BUCKETS)[index]
-    return labels
-
-
-def by_arc_length(table: ArcTable) -> dict[str, Attachment]:
-    """Attachment per gold arc length bucket (:data:`ARC_LENGTH_BUCKETS`, all present)."""
-    buckets = arc_length_bucket(table.gold_heads, table.position)
-    return _grouped(table, buckets, keys=ARC_LENGTH_BUCKETS)
-
-
-def sentence_length_bucket(lengths: IntArray) -> StrArray:
-    """Bucket label of every sentence length (shape ``(S,)``): 1-10, ..., 41+.
-
-    Examples:
-        >>> sentence_length_bucket(np.array([1, 10, 11, 40, 41])).tolist()
-        ['1-10', '1-10', '11-20', '31-40', '41+']
-    """
-    index = np.minimum((np.maximum(lengths, 1) - 1) // 10, len(SENTENCE_LENGTH_BUCKETS) - 1)
-    labels: StrArray = np.array(SENTENCE_LENGTH_BUCKETS)[index]
-    return labels
-
-
-def by_sentence_length(table: ArcTable) -> dict[str, SentenceBucket]:
-    """Attachment and exact matches per sentence-length bucket (all buckets present)."""
-    sentence_bucket = sentence_length_bucket(table.sentence_lengths)
-    word_attachment = _grouped(table, sentence_bucket[table.sentence],
-                               keys=SENTENCE_LENGTH_BUCKETS)
-    sentences = len(table.sentence_lengths)
-    head_ok = np.bincount(table.sentence[~table.head_correct], minlength=sentences) == 0
-    label_ok = np.bincount(table.sentence[~table.label_correct], minlength=sentences) == 0
-    result = {}
-    for key in SENTENCE_LENGTH_BUCKETS:
-        members = sentence_bucket == key
-        result[key] = SentenceBucket(
-            int(members.sum()), word_attachment[key],
-            int((members & head_ok).sum()), int((members & label_ok).sum()),
-        )  # fmt: skip
-    return result
-
-
-def _grouped(
-    table: ArcTable, groups: StrArray, *, keys: Sequence[str] | None = None
-) -> dict[str, Attachment]:
-    """Attachment per value of ``groups`` (shape ``(W,)``), in ``keys`` order or sorted."""
-    names, inverse = np.unique(groups, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    count = np.bincount(inverse, minlength=len(names))
-    heads = np.bincount(inverse, weights=table.head_correct, minlength=len(names))
-    labels = np.bincount(inverse, weights=table.label_correct, minlength=len(names))
-    found = {
-        str(name): Attachment(int(count[i]), int(heads[i]), int(labels[i]))
-        for i, name in enumerate(names)
-    }
-    if keys is None:
-        return found
-    return {key: found.get(key, Attachment(0, 0, 0)) for key in keys}
-
-
 def evaluate(
     gold: Sequence[Sentence],
     system: Sequence[Sentence | Parse],
@@ -505,77 +298,3 @@ def evaluate(
         by_sentence_length=by_sentence_length(table),
         exclude_punct=exclude_punct,
     )
-
-
-def _percent(fraction: float) -> float:
-    return round(100.0 * fraction, 4)
-
-
-def _attachment_dict(counts: Attachment) -> dict[str, float | int]:
-    return {"words": counts.words, "UAS": _percent(counts.uas), "LAS": _percent(counts.las)}
-
-
-def _score_dict(score: Score) -> dict[str, float | int]:
-    return {
-        "correct": score.correct, "gold": score.gold, "system": score.system,
-        "precision": _percent(score.precision), "recall": _percent(score.recall),
-        "f1": _percent(score.f1),
-    }  # fmt: skip
-
-
-BREAKDOWNS = ("by_upos", "by_deprel", "by_arc_length", "by_sentence_length")
-"""Keys of the breakdowns in :func:`evaluation_to_dict`."""
-
-
-def evaluation_to_dict(
-    evaluation: Evaluation, *, breakdowns: Sequence[str] = BREAKDOWNS
-) -> dict[str, Any]:
-    """A JSON-ready dict: ``UAS``, ``LAS``, ``CLAS``, ``UPOS`` as percentages (F1).
-
-    Args:
-        evaluation: what :func:`evaluate` returned.
-        breakdowns: which of :data:`BREAKDOWNS` to include.
-
-    Returns:
-        ``{"UAS": float, "LAS": float, "CLAS": float, "UPOS": float | None, "words": int,
-        "sentences": int, "exclude_punct": bool, "counts": {...}, "exact_match": {...},
-        "by_upos": {...}, ...}``; percentages are rounded to 4 decimals.
-    """
-    scores: Mapping[str, Score | None] = {
-        "UAS": evaluation.uas, "LAS": evaluation.las,
-        "CLAS": evaluation.clas, "UPOS": evaluation.upos,
-    }  # fmt: skip
-    result: dict[str, Any] = {
-        name: None if score is None else _percent(score.f1) for name, score in scores.items()
-    }
-    result["words"] = evaluation.words
-    result["sentences"] = evaluation.sentences
-    result["exclude_punct"] = evaluation.exclude_punct
-    result["counts"] = {
-        name: _score_dict(score) for name, score in scores.items() if score is not None
-    }
-    match = evaluation.exact_match
-    result["exact_match"] = {
-        "sentences": match.sentences,
-        "unlabelled": _percent(match.unlabelled_rate),
-        "labelled": _percent(match.labelled_rate),
-    }
-    if "by_upos" in breakdowns:
-        result["by_upos"] = {k: _attachment_dict(v) for k, v in evaluation.by_upos.items()}
-    if "by_deprel" in breakdowns:
-        result["by_deprel"] = {k: _score_dict(v) for k, v in evaluation.by_deprel.items()}
-    if "by_arc_length" in breakdowns:
-        result["by_arc_length"] = {
-            k: _attachment_dict(v) for k, v in evaluation.by_arc_length.items()
-        }
-    if "by_sentence_length" in breakdowns:
-        result["by_sentence_length"] = {
-            key: {
-                "sentences": bucket.sentences,
-                **_attachment_dict(bucket.attachment),
-                "exact_unlabelled": bucket.exact_unlabelled,
-                "exact_labelled": bucket.exact_labelled,
-            }
-            for key, bucket in evaluation.by_sentence_length.items()
-        }
-    return result

@@ -16,14 +16,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from parsing.conllu_io import load_sentences
-from parsing.metrics import (
-    BREAKDOWNS,
-    Attachment,
-    Evaluation,
-    Score,
-    evaluate,
-    evaluation_to_dict,
-)
+from parsing.metrics import Attachment, Evaluation, Score, evaluate
+from parsing.metrics_json import BREAKDOWNS, evaluation_to_dict
 from parsing.significance import PairedComparison, compare
 
 _BY = {

@@ -10,6 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from parsing.breakdowns import (
+    ARC_LENGTH_BUCKETS,
+    SENTENCE_LENGTH_BUCKETS,
+    arc_length_bucket,
+    sentence_length_bucket,
+)
 from parsing.conllu_io import (
     ConlluSentence,
     format_conllu,
@@ -19,16 +25,8 @@ from parsing.conllu_io import (
     to_sentence,
     with_parse,
 )
-from parsing.metrics import (
-    ARC_LENGTH_BUCKETS,
-    CONTENT_DEPRELS,
-    NON_CONTENT_DEPRELS,
-    SENTENCE_LENGTH_BUCKETS,
-    arc_length_bucket,
-    evaluate,
-    evaluation_to_dict,
-    sentence_length_bucket,
-)
+from parsing.metrics import CONTENT_DEPRELS, NON_CONTENT_DEPRELS, evaluate
+from parsing.metrics_json import evaluation_to_dict
 from parsing.types import Parse, Sentence
 
 UD_ROOT = Path(__file__).resolve().parents[3] / "shared" / "ud"
