@@ -14,7 +14,8 @@ Arc-standard-swap follows its static lazy-swap oracle. An update happens wheneve
 best-scoring valid action is not in the gold (zero-cost) set: the best-scoring gold action
 gets ``+1``, the prediction ``-1``. With ``dev`` sentences the parser keeps the epoch
 whose averaged weights parse ``dev`` best (labelled attachment) and stops after
-:data:`PATIENCE` epochs without improvement.
+:data:`~parsing.transition.training.PATIENCE` epochs without improvement. The training
+loop lives in :mod:`parsing.transition.training`.
 
 Non-projectivity: arc-eager and arc-hybrid are projective, so they train on
 pseudo-projectivised trees (:mod:`parsing.transition.pseudo_projective`) and
@@ -35,7 +36,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from functools import partialmethod
 from typing import ClassVar, Self
 
 import numpy as np
@@ -43,27 +44,15 @@ from numpy.typing import NDArray
 
 from parsing.base import BaseParser
 from parsing.features import Vocabulary
-from parsing.learn import AveragedPerceptron
-from parsing.transition.arc_swap import ArcSwap, SwapGold, static_oracle
+from parsing.transition.arc_swap import ArcSwap, SwapGold
 from parsing.transition.pseudo_projective import deprojectivize, projectivize
 from parsing.transition.state import NONE, Action, State, TransitionSystem
 from parsing.transition.systems import get_system
-from parsing.transition.templates import ABSENT, config_atoms, features, hash_atoms
+from parsing.transition.templates import ABSENT, features
+from parsing.transition.training import Encoded, build_rows, train_epochs
 from parsing.types import Parse, Sentence
 
-PATIENCE = 3
-"""Epochs without a better dev score before training stops."""
-
 _FIXED_CLASSES = (Action.SHIFT, Action.REDUCE, Action.SWAP)
-
-
-@dataclass(slots=True)
-class _Encoded:
-    """A sentence in parse order (reversed for right-to-left parsers) as ids."""
-
-    atoms: NDArray[np.int64]
-    heads: NDArray[np.intp] | None = None
-    labels: NDArray[np.intp] | None = None
 
 
 def reverse_heads(heads: NDArray[np.intp]) -> NDArray[np.intp]:
@@ -140,7 +129,7 @@ class TransitionParser(BaseParser):
     def _projective(self) -> bool:
         return not isinstance(self._system(), ArcSwap)
 
-    def _encode(self, sentence: Sentence, *, gold: bool) -> _Encoded:
+    def _encode(self, sentence: Sentence, *, gold: bool) -> Encoded:
         forms, upos, lemmas, feats = self.vocabularies_
         n = len(sentence)
         atoms = np.full((4, n + 2), ABSENT, dtype=np.int64)
@@ -151,10 +140,10 @@ class TransitionParser(BaseParser):
         if self.right_to_left:
             atoms[:, 1 : n + 1] = atoms[:, n:0:-1]
         if not gold:
-            return _Encoded(atoms)
+            return Encoded(atoms)
         heads, deprels = self._training_tree(sentence)
         label_ids = self.labels_.ids(deprels) - 1
-        return _Encoded(atoms, heads, label_ids.astype(np.intp))
+        return Encoded(atoms, heads, label_ids.astype(np.intp))
 
     def _training_tree(self, sentence: Sentence) -> tuple[NDArray[np.intp], list[str]]:
         heads = np.asarray(sentence.heads, dtype=np.intp)
@@ -192,20 +181,6 @@ class TransitionParser(BaseParser):
         if cache is None:
             cache = self.__dict__["_mask_cache"] = {}
         return cache
-
-    def _gold_classes(
-        self, system: TransitionSystem, state: State, encoded: _Encoded, swap_gold: SwapGold | None
-    ) -> list[int]:
-        assert encoded.heads is not None and encoded.labels is not None
-        if swap_gold is not None:
-            actions = [static_oracle(state, swap_gold)]
-        else:
-            actions = system.gold_actions(state, encoded.heads)
-        classes = []
-        for action in actions:
-            dep = system.dependent(state, action)
-            classes.append(self._class_of(action, int(encoded.labels[dep]) if dep >= 0 else 0))
-        return classes
 
     def _apply_class(self, system: TransitionSystem, state: State, cls: int) -> None:
         action = Action(int(self.class_actions_[cls]))
@@ -249,92 +224,9 @@ class TransitionParser(BaseParser):
         swap_golds: list[SwapGold | None] = [
             SwapGold.build(e.heads) if not system.dynamic and e.heads is not None else None for e in encoded
         ]
-        self._build_rows(system, encoded, swap_golds)
-        model = AveragedPerceptron((int(self.rows_.max()) + 1, len(self.class_actions_)))
-        best_score, best_epoch = -1.0, 0
-        best_weights: NDArray[np.float32] = np.zeros((1, 1), dtype=np.float32)
-        self.history_: list[float] = []
-        for epoch in range(self.epochs):
-            explore = self.exploration if (system.dynamic and epoch > 0) else 0.0
-            for index in rng.permutation(len(encoded)):
-                self._train_sentence(system, model, encoded[index], swap_golds[index], explore, rng)
-            if dev is None:
-                continue
-            self.weights_ = model.averaged().astype(np.float32)
-            score = self._dev_score(dev)
-            self.history_.append(score)
-            if score > best_score:
-                best_score, best_epoch, best_weights = score, epoch + 1, self.weights_
-            elif epoch + 1 - best_epoch >= PATIENCE:
-                break
-        if dev is None:
-            best_epoch, best_weights = self.epochs, model.averaged().astype(np.float32)
-        self.weights_ = best_weights.astype(np.float32)
-        self.epochs_ = best_epoch
+        self.rows_ = build_rows(system, encoded, swap_golds, self.n_bits, self.min_feature_count)
+        self.weights_, self.epochs_, self.history_ = train_epochs(self, system, encoded, swap_golds, dev, rng)
         return self
-
-    def _build_rows(
-        self, system: TransitionSystem, encoded: list[_Encoded], swap_golds: list[SwapGold | None]
-    ) -> None:
-        """Give a weight row to every bucket met along the oracle's path (in batches per sentence)."""
-        seen: list[NDArray[np.int64]] = []
-        for sentence, swap_gold in zip(encoded, swap_golds, strict=True):
-            assert sentence.heads is not None
-            state = system.initial(len(sentence.heads) - 1)
-            vectors = []
-            while not system.is_terminal(state):
-                vectors.append(config_atoms(state, sentence.atoms))
-                if swap_gold is not None:
-                    action = static_oracle(state, swap_gold)
-                else:
-                    action = system.gold_actions(state, sentence.heads)[0]
-                dep = system.dependent(state, action)
-                system.apply(state, action, NONE if dep < 0 else 0)
-            if vectors:
-                seen.append(hash_atoms(np.stack(vectors), self.n_bits).ravel())
-        buckets, counts = np.unique(np.concatenate(seen), return_counts=True)
-        kept = buckets[counts >= self.min_feature_count]
-        self.rows_ = np.zeros(1 << self.n_bits, dtype=np.int32)
-        self.rows_[kept] = np.arange(1, len(kept) + 1, dtype=np.int32)
-
-    def _train_sentence(
-        self,
-        system: TransitionSystem,
-        model: AveragedPerceptron,
-        sentence: _Encoded,
-        swap_gold: SwapGold | None,
-        explore: float,
-        rng: np.random.Generator,
-    ) -> None:
-        assert sentence.heads is not None
-        state = system.initial(len(sentence.heads) - 1)
-        weights = model.weights
-        while not system.is_terminal(state):
-            rows = self.rows_[features(state, sentence.atoms, self.n_bits)]
-            rows = rows[rows > 0]
-            scores = weights[rows].sum(axis=0)
-            predicted = int(np.argmax(np.where(self._valid_classes(system, state), scores, -np.inf)))
-            gold = self._gold_classes(system, state, sentence, swap_gold)
-            best_gold = max(gold, key=lambda c: scores[c])
-            if predicted not in gold:
-                index = (
-                    np.concatenate((rows, rows)).astype(np.int64),
-                    np.repeat(np.array([best_gold, predicted], dtype=np.int64), len(rows)),
-                )
-                model.update(index, np.repeat([1.0, -1.0], len(rows)))
-            model.tick()
-            follow = predicted if explore and rng.random() < explore else best_gold
-            self._apply_class(system, state, follow)
-
-    def _dev_score(self, dev: Sequence[Sentence]) -> float:
-        correct = total = 0
-        for sentence, parse in zip(dev, self.predict(dev), strict=True):
-            right = (parse.heads[1:] == sentence.heads[1:]) & (
-                np.array(parse.deprels[1:]) == np.array(sentence.deprels[1:])
-            )
-            correct += int(right.sum())
-            total += len(sentence)
-        return correct / max(total, 1)
 
     # ------------------------------------------------------------------ parsing
 
@@ -393,28 +285,14 @@ def _probability(scores: NDArray[np.float32], valid: NDArray[np.bool_], cls: int
     return float(np.exp(float(scores[cls]) - top) / np.exp(chosen.astype(np.float64) - top).sum())
 
 
+# The members fix ``system`` by binding it in ``__init__``: ``inspect.signature`` (hence
+# ``get_params``/``clone``) sees TransitionParser's hyperparameters without ``system``.
 class ArcEagerParser(TransitionParser):
     """Arc-eager with dynamic-oracle training and pseudo-projective parsing."""
 
     name: ClassVar[str] = "eager"
     description: ClassVar[str] = "arc-eager transition parser, dynamic oracle, pseudo-projective"
-
-    def __init__(
-        self,
-        *,
-        right_to_left: bool = False,
-        epochs: int = 15,
-        beam_size: int = 1,
-        exploration: float = 0.9,
-        n_bits: int = 22,
-        min_feature_count: int = 1,
-        random_state: int | None = 0,
-    ) -> None:
-        super().__init__(
-            "arc-eager", right_to_left=right_to_left, epochs=epochs, beam_size=beam_size,
-            exploration=exploration, n_bits=n_bits, min_feature_count=min_feature_count,
-            random_state=random_state,
-        )  # fmt: skip
+    __init__ = partialmethod(TransitionParser.__init__, "arc-eager")
 
 
 class ArcSwapParser(TransitionParser):
@@ -422,23 +300,7 @@ class ArcSwapParser(TransitionParser):
 
     name: ClassVar[str] = "swap"
     description: ClassVar[str] = "arc-standard + SWAP transition parser (non-projective)"
-
-    def __init__(
-        self,
-        *,
-        right_to_left: bool = False,
-        epochs: int = 15,
-        beam_size: int = 1,
-        exploration: float = 0.9,
-        n_bits: int = 22,
-        min_feature_count: int = 1,
-        random_state: int | None = 0,
-    ) -> None:
-        super().__init__(
-            "arc-standard-swap", right_to_left=right_to_left, epochs=epochs, beam_size=beam_size,
-            exploration=exploration, n_bits=n_bits, min_feature_count=min_feature_count,
-            random_state=random_state,
-        )  # fmt: skip
+    __init__ = partialmethod(TransitionParser.__init__, "arc-standard-swap")
 
 
 class ArcHybridParser(TransitionParser):
@@ -446,23 +308,7 @@ class ArcHybridParser(TransitionParser):
 
     name: ClassVar[str] = "hybrid"
     description: ClassVar[str] = "arc-hybrid transition parser, dynamic oracle, pseudo-projective"
-
-    def __init__(
-        self,
-        *,
-        right_to_left: bool = False,
-        epochs: int = 15,
-        beam_size: int = 1,
-        exploration: float = 0.9,
-        n_bits: int = 22,
-        min_feature_count: int = 1,
-        random_state: int | None = 0,
-    ) -> None:
-        super().__init__(
-            "arc-hybrid", right_to_left=right_to_left, epochs=epochs, beam_size=beam_size,
-            exploration=exploration, n_bits=n_bits, min_feature_count=min_feature_count,
-            random_state=random_state,
-        )  # fmt: skip
+    __init__ = partialmethod(TransitionParser.__init__, "arc-hybrid")
 
 
 MEMBERS: dict[str, tuple[type[TransitionParser], bool]] = {

@@ -1,0 +1,157 @@
+"""Training a :class:`~parsing.transition.parser.TransitionParser`: rows, epochs, updates.
+
+The parser encodes sentences and defines its labelled classes; this module walks the
+oracle's configurations to decide which hashed feature buckets get a weight row
+(:func:`build_rows`), then runs the averaged-perceptron epochs with error exploration and
+dev-based early stopping (:func:`train_epochs`). The parser module's docstring describes
+the procedure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numpy.typing import NDArray
+
+from parsing.learn import AveragedPerceptron
+from parsing.transition.arc_swap import SwapGold, static_oracle
+from parsing.transition.state import NONE, Action, State, TransitionSystem
+from parsing.transition.templates import config_atoms, features, hash_atoms
+from parsing.types import Sentence
+
+if TYPE_CHECKING:
+    from parsing.transition.parser import TransitionParser
+
+PATIENCE = 3
+"""Epochs without a better dev score before training stops."""
+
+
+@dataclass(slots=True)
+class Encoded:
+    """A sentence in parse order (reversed for right-to-left parsers) as ids."""
+
+    atoms: NDArray[np.int64]
+    heads: NDArray[np.intp] | None = None
+    labels: NDArray[np.intp] | None = None
+
+
+def gold_actions(
+    system: TransitionSystem, state: State, heads: NDArray[np.intp], swap_gold: SwapGold | None
+) -> list[Action]:
+    """The zero-cost actions: the static lazy-swap oracle's, else the system's dynamic oracle's."""
+    if swap_gold is not None:
+        return [static_oracle(state, swap_gold)]
+    return system.gold_actions(state, heads)
+
+
+def build_rows(
+    system: TransitionSystem,
+    encoded: Sequence[Encoded],
+    swap_golds: Sequence[SwapGold | None],
+    n_bits: int,
+    min_feature_count: int,
+) -> NDArray[np.int32]:
+    """Bucket → weight row (0: none) for every bucket met ``min_feature_count`` times or more
+    along the oracle's path (hashed in one batch per sentence)."""
+    seen: list[NDArray[np.int64]] = []
+    for sentence, swap_gold in zip(encoded, swap_golds, strict=True):
+        assert sentence.heads is not None
+        state = system.initial(len(sentence.heads) - 1)
+        vectors = []
+        while not system.is_terminal(state):
+            vectors.append(config_atoms(state, sentence.atoms))
+            action = gold_actions(system, state, sentence.heads, swap_gold)[0]
+            dep = system.dependent(state, action)
+            system.apply(state, action, NONE if dep < 0 else 0)
+        if vectors:
+            seen.append(hash_atoms(np.stack(vectors), n_bits).ravel())
+    buckets, counts = np.unique(np.concatenate(seen), return_counts=True)
+    kept = buckets[counts >= min_feature_count]
+    rows = np.zeros(1 << n_bits, dtype=np.int32)
+    rows[kept] = np.arange(1, len(kept) + 1, dtype=np.int32)
+    return rows
+
+
+def train_epochs(
+    parser: TransitionParser,
+    system: TransitionSystem,
+    encoded: Sequence[Encoded],
+    swap_golds: Sequence[SwapGold | None],
+    dev: Sequence[Sentence] | None,
+    rng: np.random.Generator,
+) -> tuple[NDArray[np.float32], int, list[float]]:
+    """The kept averaged weights, their epoch and the dev LAS per epoch.
+
+    ``parser`` must have its vocabularies, classes and ``rows_``; with ``dev`` its
+    ``weights_`` are set to each epoch's averaged weights to score ``dev``.
+    """
+    model = AveragedPerceptron((int(parser.rows_.max()) + 1, len(parser.class_actions_)))
+    best_score, best_epoch = -1.0, 0
+    best_weights: NDArray[np.float32] = np.zeros((1, 1), dtype=np.float32)
+    history: list[float] = []
+    for epoch in range(parser.epochs):
+        explore = parser.exploration if (system.dynamic and epoch > 0) else 0.0
+        for index in rng.permutation(len(encoded)):
+            _train_sentence(parser, system, model, encoded[index], swap_golds[index], explore, rng)
+        if dev is None:
+            continue
+        parser.weights_ = model.averaged().astype(np.float32)
+        score = labelled_accuracy(parser, dev)
+        history.append(score)
+        if score > best_score:
+            best_score, best_epoch, best_weights = score, epoch + 1, parser.weights_
+        elif epoch + 1 - best_epoch >= PATIENCE:
+            break
+    if dev is None:
+        best_epoch, best_weights = parser.epochs, model.averaged().astype(np.float32)
+    return best_weights.astype(np.float32), best_epoch, history
+
+
+def _train_sentence(
+    parser: TransitionParser,
+    system: TransitionSystem,
+    model: AveragedPerceptron,
+    sentence: Encoded,
+    swap_gold: SwapGold | None,
+    explore: float,
+    rng: np.random.Generator,
+) -> None:
+    """One perceptron pass over a sentence, following the oracle or (with probability
+    ``explore``) the model's own prediction."""
+    assert sentence.heads is not None and sentence.labels is not None
+    state = system.initial(len(sentence.heads) - 1)
+    weights = model.weights
+    while not system.is_terminal(state):
+        rows = parser.rows_[features(state, sentence.atoms, parser.n_bits)]
+        rows = rows[rows > 0]
+        scores = weights[rows].sum(axis=0)
+        predicted = int(np.argmax(np.where(parser._valid_classes(system, state), scores, -np.inf)))
+        gold = []
+        for action in gold_actions(system, state, sentence.heads, swap_gold):
+            dep = system.dependent(state, action)
+            gold.append(parser._class_of(action, int(sentence.labels[dep]) if dep >= 0 else 0))
+        best_gold = max(gold, key=lambda c: scores[c])
+        if predicted not in gold:
+            index = (
+                np.concatenate((rows, rows)).astype(np.int64),
+                np.repeat(np.array([best_gold, predicted], dtype=np.int64), len(rows)),
+            )
+            model.update(index, np.repeat([1.0, -1.0], len(rows)))
+        model.tick()
+        follow = predicted if explore and rng.random() < explore else best_gold
+        parser._apply_class(system, state, follow)
+
+
+def labelled_accuracy(parser: TransitionParser, dev: Sequence[Sentence]) -> float:
+    """The parser's labelled attachment score on ``dev`` (punctuation included)."""
+    correct = total = 0
+    for sentence, parse in zip(dev, parser.predict(dev), strict=True):
+        right = (parse.heads[1:] == sentence.heads[1:]) & (
+            np.array(parse.deprels[1:]) == np.array(sentence.deprels[1:])
+        )
+        correct += int(right.sum())
+        total += len(sentence)
+    return correct / max(total, 1)
