@@ -22,6 +22,7 @@ from pathlib import Path
 import conllu
 import numpy as np
 
+from parsing.trees import find_cycle
 from parsing.types import NO_HEAD, ROOT, Parse, Sentence
 
 COLUMNS = ("id", "form", "lemma", "upos", "xpos", "feats", "head", "deprel", "deps", "misc")
@@ -220,10 +221,10 @@ def _check_heads(
 
 
 def _check_tree(heads: list[int], sentence: ConlluSentence, first_row: int, source: str) -> None:
-    cycle = find_cycle_in(heads)
+    cycle = find_cycle(heads)
     if cycle:
         word_line = _word_line(sentence, first_row, cycle[0])
-        path = " -> ".join(str(word) for word in cycle)
+        path = " -> ".join(str(word) for word in [*cycle, cycle[0]])
         raise ConlluError(word_line, f"the heads form a cycle: {path}", source=source)
 
 
@@ -232,30 +233,6 @@ def _word_line(sentence: ConlluSentence, first_row: int, word: int) -> int:
         if row[ID] == str(word):
             return first_row + offset
     return first_row
-
-
-def find_cycle_in(heads: Sequence[int]) -> list[int] | None:
-    """Return the words of one cycle in ``heads`` (index 0 = ROOT), or None.
-
-    Examples:
-        >>> find_cycle_in([-1, 2, 1, 0])
-        [1, 2, 1]
-    """
-    state = [0] * len(heads)  # 0 unseen, 1 on the current path, 2 done
-    state[0] = 2
-    for start in range(1, len(heads)):
-        path = []
-        word = start
-        while word > 0 and state[word] == 0:
-            state[word] = 1
-            path.append(word)
-            word = heads[word]
-        if word > 0 and state[word] == 1:
-            cycle = path[path.index(word):]
-            return [*cycle, word]
-        for visited in path:
-            state[visited] = 2
-    return None
 
 
 def read_conllu(path: str | Path, *, check_trees: bool = True) -> list[ConlluSentence]:

@@ -21,7 +21,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from parsing.decoders import _as_heads, _no_tree, _prepare, is_tree
+from parsing.decoders import _no_tree, _prepare
+from parsing.trees import as_heads, is_tree
 from parsing.types import Heads, Scores
 
 __all__ = ["eisner_second_order", "score_second_order", "second_order_rearrange"]
@@ -85,7 +86,7 @@ def score_second_order(arc_scores: ArrayLike, sibling_scores: ArrayLike, heads: 
         >>> score_second_order(arcs, sibs, [-1, 2, 0, 2])
         2.5
     """
-    array = _as_heads(heads)
+    array = as_heads(heads)
     size = array.shape[0]
     arcs = np.asarray(arc_scores, dtype=np.float64)
     if arcs.shape != (size, size):
@@ -240,7 +241,7 @@ def second_order_rearrange(
         >>> second_order_rearrange([-1, 2, 0, 2], arcs, sibs).tolist()
         [-1, 3, 0, 2]
     """
-    current = _as_heads(heads).copy()
+    current = as_heads(heads).copy()
     size = current.shape[0]
     arcs = _prepare(arc_scores, "arc_scores")
     if arcs.shape != (size, size):

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from parsing.trees import is_projective
 from parsing.types import Heads
 
 LIFT = "↑"
@@ -35,16 +36,6 @@ def is_projective_arc(heads: Heads, dep: int) -> bool:
     head = int(heads[dep])
     low, high = min(head, dep), max(head, dep)
     return all(_dominates(heads, head, k) for k in range(low + 1, high))
-
-
-def is_projective(heads: Heads) -> bool:
-    """Whether the tree has no crossing arcs (arcs from ROOT included)."""
-    deps = np.arange(1, len(heads))
-    left = np.minimum(heads[1:], deps)
-    right = np.maximum(heads[1:], deps)
-    starts_inside = (left[:, None] < left[None, :]) & (left[None, :] < right[:, None])
-    inside = starts_inside & (right[:, None] < right[None, :])
-    return not bool(inside.any())
 
 
 def projectivize(heads: Heads, deprels: Sequence[str]) -> tuple[Heads, list[str]]:

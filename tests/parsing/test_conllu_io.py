@@ -10,7 +10,6 @@ import pytest
 from parsing.conllu_io import (
     ConlluError,
     decode_utf8,
-    find_cycle_in,
     format_conllu,
     parse_conllu,
     read_conllu,
@@ -134,11 +133,3 @@ def test_bad_encoding_names_the_line() -> None:
 def test_byte_order_mark_is_refused() -> None:
     with pytest.raises(ConlluError, match="byte-order mark"):
         decode_utf8("\ufeff".encode() + _row("1").encode())
-
-
-@pytest.mark.parametrize(
-    ("heads", "cycle"),
-    [([-1, 0], None), ([-1, 2, 0], None), ([-1, 2, 1], [1, 2, 1]), ([-1, 0, 3, 4, 2], [2, 3, 4, 2])],
-)
-def test_find_cycle_in(heads: list[int], cycle: list[int] | None) -> None:
-    assert find_cycle_in(heads) == cycle

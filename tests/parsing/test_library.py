@@ -29,7 +29,7 @@ def test_importing_parsing_loads_no_web_module() -> None:
 
 
 @pytest.mark.parametrize(
-    "module", ["parsing.types", "parsing.conllu_io", "parsing.features", "parsing.learn"]
+    "module", ["parsing.types", "parsing.conllu_io", "parsing.features", "parsing.learn", "parsing.trees"]
 )
 def test_docstring_examples(module: str) -> None:
     result = doctest.testmod(importlib.import_module(module))

@@ -13,9 +13,10 @@ from numpy.typing import NDArray
 
 from parsing.conllu_io import load_sentences
 from parsing.transition.arc_swap import SwapGold, static_oracle
-from parsing.transition.pseudo_projective import is_projective, projectivize
+from parsing.transition.pseudo_projective import projectivize
 from parsing.transition.state import NONE, Action, State, TransitionSystem
 from parsing.transition.systems import SYSTEMS, ArcEager, ArcHybrid, ArcSwap, get_system
+from parsing.trees import is_projective
 from parsing.types import Sentence
 
 S, D, L, R, W = Action.SHIFT, Action.REDUCE, Action.LEFT_ARC, Action.RIGHT_ARC, Action.SWAP
