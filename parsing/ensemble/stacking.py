@@ -40,7 +40,7 @@ from parsing.decoders import mst
 from parsing.ensemble.base import Ensemble, MemberParses
 from parsing.features import Vocabulary, bucket_distance, hash_columns
 from parsing.graph.first_order import FirstOrderParser
-from parsing.graph.model import LEARNERS, _arc_scores, _chosen_softmax
+from parsing.graph.model import LEARNERS, Weights, _arc_scores, _chosen_softmax, online_update, train_online
 from parsing.graph.templates import IntArray, TokenEncoder, arc_features, null_index
 from parsing.labeller import ArcLabeller
 from parsing.learn import AveragedPerceptron
@@ -197,48 +197,32 @@ class StackedParser(FirstOrderParser):
         self.encoder_ = TokenEncoder.build(sentences, min_count=self.min_count)
         self.labels_ = Vocabulary.build(label for member in level0 for p in member for label in p.deprels)
         model = AveragedPerceptron((null_index(self.n_bits) + 1,))
-        best: tuple[float, int, NDArray[np.float32]] | None = None
-        for epoch in range(1, self.max_iter + 1):
-            for i in rng.permutation(len(sentences)).tolist():
-                self._step(model, sentences[i], [member[i] for member in level0])
-                model.tick()
-            if dev and dev_level0 is not None:
-                averaged = model.averaged().astype(np.float32)
-                self.weights_ = averaged
-                uas = _uas(dev, self._parse_heads(dev, dev_level0))
-                if best is None or uas > best[0]:
-                    best = (uas, epoch, averaged)
-                elif epoch - best[1] >= self.patience:
-                    break
-        if best is None:
-            best = (float("nan"), self.max_iter, model.averaged().astype(np.float32))
-        _, self.n_iter_, self.weights_ = best
+
+        def step(index: int) -> None:
+            self._step(model, sentences[index], [member[index] for member in level0])
+
+        def dev_score(weights: Weights) -> float:
+            self.weights_ = weights
+            return _uas(dev or [], self._parse_heads(dev or [], dev_level0 or []))
+
+        tuned = bool(dev) and dev_level0 is not None
+        self.n_iter_, self.weights_, _ = train_online(
+            model, len(sentences), step, dev_score if tuned else None,
+            max_iter=self.max_iter, patience=self.patience, rng=rng)
         self.labeller_ = ArcLabeller(C=self.labeller_C).fit(sentences)
         return self
 
     def _step(self, model: AveragedPerceptron, sentence: Sentence, level0: Sequence[Parse]) -> None:
-        """One perceptron or 1-best MIRA update (as :class:`~parsing.graph.model.GraphParser`)."""
+        """One perceptron or 1-best MIRA update, with the stacked arc features."""
         _, arcs = self._arcs(sentence, level0)
         gold = sentence.heads
         predicted = mst(_arc_scores(arcs, model.weights), projective=self.projective)
         if np.array_equal(predicted, gold):
             return
         words = np.arange(1, len(gold))
-        index = np.concatenate([arcs[words, gold[1:]].ravel(), arcs[words, predicted[1:]].ravel()])
-        half = arcs.shape[-1] * len(words)
-        delta = np.concatenate([np.ones(half), -np.ones(half)])
-        on = index != null_index(self.n_bits)
-        index, delta = index[on], delta[on]
-        if self.learner == "perceptron":
-            model.update(index, delta)
-            return
-        features, inverse = np.unique(index, return_inverse=True)
-        difference = np.bincount(inverse, weights=delta)
-        norm = float(difference @ difference)
-        if norm > 0:
-            loss = float(np.count_nonzero(predicted[1:] != gold[1:]))
-            step = min(self.C, max(0.0, (loss - float(difference @ model.weights[features])) / norm))
-            model.update(features, np.asarray(difference * step, dtype=np.float64))
+        online_update(model, arcs[words, gold[1:]].ravel(), arcs[words, predicted[1:]].ravel(),
+                      loss=float(np.count_nonzero(predicted[1:] != gold[1:])),
+                      learner=self.learner, C=self.C, null=null_index(self.n_bits))
 
     def _parse_heads(self, sentences: Sequence[Sentence], level0: MemberParses
                      ) -> list[tuple[Heads, NDArray[np.float64]]]:

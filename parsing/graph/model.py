@@ -18,7 +18,7 @@ Conventions: index 0 is ROOT; ``heads`` has shape ``(n+1,)`` with ``heads[0] == 
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Self
 
 import numpy as np
@@ -84,24 +84,16 @@ class GraphParser(BaseParser):
         tokens = [self.encoder_.encode(s) for s in sentences]
         dev_tokens = [self.encoder_.encode(s) for s in dev] if dev else []
         model = AveragedPerceptron((null_index(self.n_bits) + 1,))
-        best: tuple[float, int, Weights] | None = None
-        self.dev_uas_: list[float] = []
-        for epoch in range(1, self.max_iter + 1):
-            for index in rng.permutation(len(sentences)).tolist():
-                self._train_step(model, tokens[index], sentences[index].heads)
-                model.tick()
-            if not dev:
-                continue
-            averaged = model.averaged().astype(np.float32)
-            uas = self._uas(dev_tokens, list(dev), averaged)
-            self.dev_uas_.append(uas)
-            if best is None or uas > best[0]:
-                best = (uas, epoch, averaged)
-            elif epoch - best[1] >= self.patience:
-                break
-        if best is None:
-            best = (float("nan"), self.max_iter, model.averaged().astype(np.float32))
-        _, self.n_iter_, self.weights_ = best
+
+        def step(index: int) -> None:
+            self._train_step(model, tokens[index], sentences[index].heads)
+
+        def dev_score(weights: Weights) -> float:
+            return self._uas(dev_tokens, list(dev or []), weights)
+
+        self.n_iter_, self.weights_, self.dev_uas_ = train_online(
+            model, len(sentences), step, dev_score if dev else None,
+            max_iter=self.max_iter, patience=self.patience, rng=rng)
         self.labeller_ = ArcLabeller(C=self.labeller_C).fit(sentences)
         return self
 
@@ -110,25 +102,10 @@ class GraphParser(BaseParser):
         predicted, _ = self._decode(tokens, arcs, model.weights)
         if np.array_equal(predicted, gold):
             return
-        gold_features = self._tree_features(tokens, arcs, gold)
-        predicted_features = self._tree_features(tokens, arcs, predicted)
-        index = np.concatenate([gold_features, predicted_features])
-        delta = np.concatenate([np.ones(len(gold_features)), -np.ones(len(predicted_features))])
-        on = index != null_index(self.n_bits)
-        index, delta = index[on], delta[on]
-        if self.learner == "perceptron":
-            model.update(index, delta)
-            return
-        # 1-best MIRA: smallest change making gold beat the prediction by its Hamming loss
-        features, inverse = np.unique(index, return_inverse=True)
-        difference: NDArray[np.float64] = np.bincount(inverse, weights=delta).astype(np.float64)
-        norm = float(difference @ difference)
-        if norm == 0.0:
-            return
-        loss = float(np.count_nonzero(predicted[1:] != gold[1:]))
-        margin = float(difference @ model.weights[features])
-        step = min(self.C, max(0.0, (loss - margin) / norm))
-        model.update(features, difference * step)
+        online_update(model, self._tree_features(tokens, arcs, gold),
+                      self._tree_features(tokens, arcs, predicted),
+                      loss=float(np.count_nonzero(predicted[1:] != gold[1:])),
+                      learner=self.learner, C=self.C, null=null_index(self.n_bits))
 
     def _uas(self, tokens: list[IntArray], sentences: list[Sentence], weights: Weights) -> float:
         correct = total = 0
@@ -178,6 +155,77 @@ class GraphParser(BaseParser):
             parses.append(Parse(heads=heads, deprels=self.labeller_.labels_of(proba),
                                 arc_scores=confidence, extras={"label_proba": chosen}))
         return parses
+
+
+def train_online(
+    model: AveragedPerceptron,
+    n_sentences: int,
+    step: Callable[[int], None],
+    dev_score: Callable[[Weights], float] | None,
+    *,
+    max_iter: int,
+    patience: int,
+    rng: np.random.Generator,
+) -> tuple[int, Weights, list[float]]:
+    """The epoch loop: each epoch calls ``step(i)`` (then ``model.tick()``) for a seeded
+    permutation of the sentences; with ``dev_score`` the averaged weights of every epoch are
+    scored and the best epoch is kept, stopping after ``patience`` epochs without gain.
+
+    Returns:
+        (epochs the kept weights were trained for, the kept averaged weights as float32,
+        the dev score of every epoch).
+    """
+    best: tuple[float, int, Weights] | None = None
+    history: list[float] = []
+    for epoch in range(1, max_iter + 1):
+        for index in rng.permutation(n_sentences).tolist():
+            step(index)
+            model.tick()
+        if dev_score is None:
+            continue
+        averaged = model.averaged().astype(np.float32)
+        score = dev_score(averaged)
+        history.append(score)
+        if best is None or score > best[0]:
+            best = (score, epoch, averaged)
+        elif epoch - best[1] >= patience:
+            break
+    if best is None:
+        best = (float("nan"), max_iter, model.averaged().astype(np.float32))
+    return best[1], best[2], history
+
+
+def online_update(
+    model: AveragedPerceptron,
+    gold_features: IntArray,
+    predicted_features: IntArray,
+    *,
+    loss: float,
+    learner: str,
+    C: float,
+    null: int,
+) -> None:
+    """Move the weights towards the gold tree's features and away from the predicted one's.
+
+    ``learner="perceptron"`` adds +1/-1 per feature; ``"mira"`` takes the smallest step
+    (capped at ``C``) that makes gold beat the prediction by ``loss`` (1-best MIRA). The
+    ``null`` feature index is never updated.
+    """
+    index = np.concatenate([gold_features, predicted_features])
+    delta = np.concatenate([np.ones(len(gold_features)), -np.ones(len(predicted_features))])
+    on = index != null
+    index, delta = index[on], delta[on]
+    if learner == "perceptron":
+        model.update(index, delta)
+        return
+    features, inverse = np.unique(index, return_inverse=True)
+    difference: NDArray[np.float64] = np.bincount(inverse, weights=delta).astype(np.float64)
+    norm = float(difference @ difference)
+    if norm == 0.0:
+        return
+    margin = float(difference @ model.weights[features])
+    step = min(C, max(0.0, (loss - margin) / norm))
+    model.update(features, difference * step)
 
 
 def _arc_scores(arcs: IntArray, weights: Weights) -> Scores:
