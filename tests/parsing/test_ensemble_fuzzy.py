@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from parsing.ensemble.fakes import FixedParser
 from parsing.ensemble.fuzzy import FuzzyPosVoting, fuzzy_cmeans, pos_model_weights, upos_profiles
 from parsing.ensemble.voting import ArcVoting
 from parsing.types import Sentence
+from tests.parsing.fakes import FixedParser
 
 
 @pytest.mark.parametrize("metric", ["cosine", "euclidean"])

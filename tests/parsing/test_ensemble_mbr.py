@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from parsing.decoders import is_tree
-from parsing.ensemble.fakes import RuleParser
 from parsing.ensemble.mbr import MinimumBayesRisk, expected_loss, mbr_parse, tree_distribution
 from parsing.types import Parse, Sentence
+from tests.parsing.fakes import RuleParser
 
 
 def all_trees(n: int, *, single_root: bool) -> list[list[int]]:

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from parsing.decoders import is_tree
-from parsing.ensemble.fakes import RuleParser
 from parsing.ensemble.meta_classifier import MetaClassifier, word_features
 from parsing.ensemble.voting import ArcVoting
 from parsing.types import Sentence
+from tests.parsing.fakes import RuleParser
 
 
 def random_trees(count: int, seed: int) -> list[Sentence]:

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from parsing.decoders import is_tree, tree_score
-from parsing.ensemble.fakes import FixedParser, RuleParser
 from parsing.ensemble.score_sum import ScoreSum, normalise_scores, sum_scores
 from parsing.types import Sentence
+from tests.parsing.fakes import FixedParser, RuleParser
 
 
 def random_scores(rng: np.random.Generator, n: int) -> np.ndarray:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from parsing.ensemble.fakes import FIT_LOG, RuleParser
 from parsing.ensemble.stacking import PRESETS, StackedParser, Stacking, _siblings, stacked_features
 from parsing.types import Sentence
+from tests.parsing.fakes import FIT_LOG, RuleParser
 
 
 def random_trees(count: int, seed: int) -> list[Sentence]:

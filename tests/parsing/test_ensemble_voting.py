@@ -8,9 +8,9 @@ from sklearn.base import clone
 
 from parsing.decoders import is_projective, is_tree
 from parsing.ensemble.base import member_accuracy, reparse, scheme_weights, vote_labels
-from parsing.ensemble.fakes import FIT_LOG, FixedParser, RuleParser
 from parsing.ensemble.voting import ArcVoting, combine_votes, vote_matrix, vote_share
 from parsing.types import Parse, Sentence
+from tests.parsing.fakes import FIT_LOG, FixedParser, RuleParser
 
 
 def parse(heads: list[int], labels: list[str] | None = None) -> Parse:

@@ -1,4 +1,4 @@
-"""Tiny stand-in members with known outputs, for tests, doctests and demonstrations.
+"""Tiny stand-in members with known outputs, for the ensemble tests.
 
 They follow the :class:`~parsing.base.BaseParser` contract (so ensembles can clone them)
 but learn nothing: :class:`FixedParser` returns given heads per sentence id,
