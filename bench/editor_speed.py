@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -22,7 +21,7 @@ from sqlalchemy import func, select
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from import_speed import UD, fresh_app  # noqa: E402
-from page_speed import timed  # noqa: E402
+from page_speed import print_timings, signed_in_client  # noqa: E402
 
 from app.extensions import db  # noqa: E402
 from app.models import Sentence, SentenceNote, SentenceState  # noqa: E402
@@ -83,20 +82,13 @@ def main() -> None:
             ).one()
             sentence_id, words = sentence.id, sentence.n_words
             seed(user.id, sentence_id)
-        app.config["WTF_CSRF_ENABLED"] = False  # the bench signs in with a plain POST
-        client = app.test_client()
-        client.post("/auth/login", data={"username": "bench", "password": "bench-password"})
+        client = signed_in_client(app)
         pages = {
             f"editor page ({words} words, {len(MEMBERS)} members)": f"/workspace/sentences/{sentence_id}",
             "editor JSON (GET /api/sentences/<id>)": f"/api/sentences/{sentence_id}",
             "history JSON": f"/api/sentences/{sentence_id}/history",
         }
-        print(f"database: {app.config['SQLALCHEMY_DATABASE_URI'].split(':')[0]}, n={options.n}")
-        print("| request | median ms | p90 ms |")
-        print("|---|---|---|")
-        for label, url in pages.items():
-            times = sorted(timed(client, url, options.n))
-            print(f"| {label} | {statistics.median(times):.1f} | {times[int(0.9 * (len(times) - 1))]:.1f} |")
+        print_timings(client, pages, options.n, app.config["SQLALCHEMY_DATABASE_URI"])
 
 
 if __name__ == "__main__":

@@ -39,6 +39,24 @@ def timed(client, url: str, n: int) -> list[float]:  # type: ignore[no-untyped-d
     return times
 
 
+def signed_in_client(app):  # type: ignore[no-untyped-def]
+    """A test client signed in as the bench user (CSRF off: the bench posts the form plainly)."""
+    app.config["WTF_CSRF_ENABLED"] = False
+    client = app.test_client()
+    client.post("/auth/login", data={"username": "bench", "password": "bench-password"})
+    return client
+
+
+def print_timings(client, pages: dict[str, str], n: int, database_uri: str) -> None:  # type: ignore[no-untyped-def]
+    """A Markdown table of median and p90 milliseconds for each page (``label: url``)."""
+    print(f"database: {database_uri.split(':')[0]}, n={n}")
+    print("| request | median ms | p90 ms |")
+    print("|---|---|---|")
+    for label, url in pages.items():
+        times = sorted(timed(client, url, n))
+        print(f"| {label} | {statistics.median(times):.1f} | {times[int(0.9 * (len(times) - 1))]:.1f} |")
+
+
 def main() -> None:
     """Print median and p90 server times."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -57,21 +75,13 @@ def main() -> None:
                 select(Sentence).order_by(func.abs(Sentence.n_words - 40), Sentence.id).limit(1)
             ).one()
             sentence_id, words, treebank_id = sentence.id, sentence.n_words, result.treebank.id
-        app.config["WTF_CSRF_ENABLED"] = False  # the bench signs in with a plain POST
-        client = app.test_client()
-        client.post("/auth/login", data={"username": "bench", "password": "bench-password"})
+        client = signed_in_client(app)
         pages = {
             f"sentence page ({words} words)": f"/sentences/{sentence_id}",
             "sentence list (page 1 of 2,001 sentences)": f"/treebanks/{treebank_id}/sentences",
             "search form=the": f"/treebanks/{treebank_id}/sentences?q=the&field=form",
         }
-        print(f"database: {app.config['SQLALCHEMY_DATABASE_URI'].split(':')[0]}, n={options.n}")
-        print("| page | median ms | p90 ms |")
-        print("|---|---|---|")
-        for label, url in pages.items():
-            times = sorted(timed(client, url, options.n))
-            print(f"| {label} | {statistics.median(times):.1f} | "
-                  f"{times[int(0.9 * (len(times) - 1))]:.1f} |")
+        print_timings(client, pages, options.n, app.config["SQLALCHEMY_DATABASE_URI"])
 
 
 if __name__ == "__main__":
