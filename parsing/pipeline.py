@@ -5,6 +5,7 @@ Layout of a model directory::
     MODEL_DIR/manifest.json        what was trained, on what, with which tags
     MODEL_DIR/tagger/              the UPOS tagger (only with predicted tags)
     MODEL_DIR/parsers/NAME.model   one file per member
+    MODEL_DIR/ensemble.model       the fitted combination (``--ensemble``), without its members
 
 With ``tags="predicted"`` the tagger is trained on the training data, the parsers are
 trained on jackknifed tags (each training sentence tagged by a tagger that did not see it),
@@ -23,6 +24,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from parsing.base import BaseParser
+from parsing.ensemble.base import Ensemble
+from parsing.ensemble.registry import combine, fit_ensemble, load_ensemble, method_spec, save_ensemble
 from parsing.members import MEMBERS, build_member, member_names
 from parsing.persist import load_model
 from parsing.types import Parse, Sentence
@@ -31,6 +34,7 @@ TagMode = Literal["gold", "predicted"]
 Progress = Callable[[str, float], None]
 """Called with a message and the fraction of the work done (0..1)."""
 MANIFEST = "manifest.json"
+ENSEMBLE_FILE = "ensemble.model"
 
 
 @dataclass
@@ -41,6 +45,9 @@ class ModelBundle:
     parsers: dict[str, BaseParser]
     tagger: object | None = None
     manifest: dict[str, object] = field(default_factory=dict)
+    ensemble: Ensemble | None = None
+    ensemble_method: str | None = None
+    ensemble_members: list[str] = field(default_factory=list)
 
     def prepare(self, sentences: Sequence[Sentence], tags: TagMode | None = None) -> list[Sentence]:
         """The sentences as the parsers will see them: with predicted UPOS when ``tags``
@@ -67,6 +74,22 @@ class ModelBundle:
         if missing:
             raise ValueError(f"model has no parser {', '.join(missing)}; it has {', '.join(self.parsers)}")
         return {name: self.parsers[name].predict(prepared) for name in chosen}
+
+    def parse_with_ensemble(self, sentences: Sequence[Sentence], names: Sequence[str] | None = None,
+                            *, tags: TagMode | None = None) -> tuple[dict[str, list[Parse]], list[Parse]]:
+        """Every named member's parses and the ensemble's (its members are always parsed).
+
+        Raises:
+            ValueError: the model has no fitted ensemble.
+        """
+        if self.ensemble is None:
+            raise ValueError("this model has no ensemble; train it with --ensemble METHOD")
+        prepared = self.prepare(sentences, tags)
+        wanted = list(dict.fromkeys([*(names or self.parsers), *self.ensemble_members]))
+        parses = self.parse(prepared, wanted, tags="gold")
+        combined = combine(self.ensemble, self.ensemble_members, prepared, parses)
+        shown = names or list(self.parsers)
+        return {name: parses[name] for name in shown}, combined
 
 
 def train_tagger(train: Sequence[Sentence], dev: Sequence[Sentence] | None, *, random_state: int = 0
@@ -103,22 +126,29 @@ def train_models(
     jobs: int = 1,
     random_state: int = 0,
     params: Mapping[str, Mapping[str, Any]] | None = None,
+    ensemble: str | None = None,
+    ensemble_params: Mapping[str, Any] | None = None,
     progress: Progress | None = None,
 ) -> dict[str, float]:
-    """Train the tagger (predicted tags only) and the named members into ``out_dir``.
+    """Train the tagger (predicted tags only), the named members and the ensemble into ``out_dir``.
 
     Args:
         params: hyperparameters overriding a member's defaults, by member name.
+        ensemble: a method of :data:`parsing.ensemble.registry.METHODS` fitted over the
+            members (tuned on dev, else on held-out folds of train), or ``None``.
+        ensemble_params: hyperparameters overriding the method's defaults.
         progress: told what is being trained, with the fraction done.
 
     Returns:
-        Training seconds per member (and ``"tagger"``).
+        Training seconds per member (and ``"tagger"``, ``"ensemble"``).
     """
     say = progress or (lambda message, fraction: None)
     overrides = params or {}
     out = Path(out_dir)
     (out / "parsers").mkdir(parents=True, exist_ok=True)
     chosen = list(names or member_names())
+    if ensemble:  # fail before hours of training, not after
+        method_spec(ensemble).build([]).set_params(**(ensemble_params or {}))
     seconds: dict[str, float] = {}
     if tags == "predicted":
         say("training the tagger (and jackknifing training tags)", 0.0)
@@ -140,20 +170,44 @@ def train_models(
             say(f"training {name} ({done + 1} of {len(chosen)})", done / len(chosen))
             seconds[name] = _fit_one(name, train, dev, paths[name], random_state, overrides.get(name, {}))[1]
         say("members trained", 1.0)
-    manifest = {"tags": tags, "parsers": chosen, "train_sentences": len(train),
-                "dev_sentences": len(dev or []), "train_seconds": seconds,
-                "random_state": random_state}
+    manifest: dict[str, Any] = {"tags": tags, "parsers": chosen, "train_sentences": len(train),
+                                "dev_sentences": len(dev or []), "train_seconds": seconds,
+                                "random_state": random_state}
+    if ensemble:
+        say(f"fitting the {ensemble} ensemble", 1.0)
+        started = time.perf_counter()
+        fitted = {name: load_model(paths[name], BaseParser) for name in chosen}
+        combination, combined = fit_ensemble(ensemble, fitted, train, dev, random_state=random_state,
+                                            params=ensemble_params)
+        save_ensemble(combination, combined, out / ENSEMBLE_FILE)
+        seconds["ensemble"] = time.perf_counter() - started
+        manifest["ensemble"] = {"method": ensemble, "members": combined}
+        say("ensemble fitted", 1.0)
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
     return seconds
 
 
+def read_manifest(model_dir: str | Path) -> dict[str, Any]:
+    """The manifest of a model directory (what was trained, on what, and the ensemble).
+
+    Raises:
+        FileNotFoundError: not a model directory.
+    """
+    path = Path(model_dir) / MANIFEST
+    if not path.is_file():
+        raise FileNotFoundError(f"{model_dir} is not a model directory (no {MANIFEST})")
+    manifest: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return manifest
+
+
 def load_models(model_dir: str | Path, names: Sequence[str] | None = None) -> ModelBundle:
-    """Load a model directory written by :func:`train_models` (only ``names`` if given)."""
+    """Load a model directory written by :func:`train_models` (only ``names`` if given).
+
+    The ensemble is loaded when the directory has one and every member it combines is
+    loaded (add its members to ``names``, or load them all).
+    """
     root = Path(model_dir)
-    manifest_path = root / MANIFEST
-    if not manifest_path.is_file():
-        raise FileNotFoundError(f"{root} is not a model directory (no {MANIFEST})")
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    manifest = read_manifest(root)
     available = [str(name) for name in manifest["parsers"]]
     chosen = list(names or available)
     missing = [name for name in chosen if name not in available]
@@ -165,7 +219,15 @@ def load_models(model_dir: str | Path, names: Sequence[str] | None = None) -> Mo
         from parsing.tagger import Tagger
 
         tagger = Tagger.load(root / "tagger")
-    return ModelBundle(tags=manifest["tags"], parsers=parsers, tagger=tagger, manifest=manifest)
+    bundle = ModelBundle(tags=manifest["tags"], parsers=parsers, tagger=tagger, manifest=manifest)
+    described = manifest.get("ensemble")
+    if described and (root / ENSEMBLE_FILE).is_file():
+        members = [str(name) for name in described["members"]]
+        if all(name in parsers for name in members):
+            bundle.ensemble = load_ensemble(root / ENSEMBLE_FILE, parsers)
+            bundle.ensemble_method = str(described["method"])
+            bundle.ensemble_members = members
+    return bundle
 
 
 def describe_members() -> list[tuple[str, str]]:

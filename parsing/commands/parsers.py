@@ -17,8 +17,10 @@ from parsing.conllu_io import (
     to_sentence,
     with_parse,
 )
+from parsing.ensemble.registry import DEFAULT_METHOD, METHODS, method_names, method_spec
+from parsing.ensemble.stacking import Stacking
 from parsing.members import member_names
-from parsing.pipeline import describe_members, load_models, train_models
+from parsing.pipeline import ModelBundle, describe_members, load_models, read_manifest, train_models
 from parsing.types import Parse
 
 
@@ -33,8 +35,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                        help="train on gold UPOS or on jackknifed predicted UPOS (default)")
     train.add_argument("--jobs", type=int, default=1, help="members trained in parallel")
     train.add_argument("--seed", type=int, default=0, help="random seed")
+    train.add_argument("--ensemble", default=DEFAULT_METHOD, choices=(*method_names(), "none"),
+                       help=f"combination fitted over the members (default: {DEFAULT_METHOD}, the "
+                            "measured best; 'none' for members only)")
     train.add_argument("--set", action="append", default=[], metavar="MEMBER.PARAM=VALUE",
-                       help="override a member's hyperparameter, e.g. eager.epochs=5 (repeatable)")
+                       help="override a member's hyperparameter, e.g. eager.epochs=5, or the ensemble's, "
+                            "e.g. ensemble.max_iter=5 (repeatable)")
     train.set_defaults(run=run_train)
 
     parse = subparsers.add_parser("parse", help="parse a CoNLL-U file with a trained model")
@@ -45,6 +51,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parse.add_argument("--tags", choices=("gold", "predicted"),
                        help="use the input's UPOS or tag first (default: as the model was trained)")
     parse.add_argument("--per-parser-dir", type=Path, help="also write one NAME.conllu per member")
+    parse.add_argument("--ensemble", choices=(*method_names(), "none"),
+                       help="--output holds this ensemble's trees (default: the model's own ensemble; "
+                            "'none', or a model without one: the first named member's trees). A method "
+                            "other than the model's must learn nothing (vote-uniform, mbr, score-sum)")
     parse.set_defaults(run=run_parse)
 
     listing = subparsers.add_parser("list-parsers", help="name the member parsers")
@@ -56,8 +66,11 @@ def run_train(args: argparse.Namespace) -> int:
     names = member_names(args.parsers)
     train = load_sentences(args.train)
     dev = load_sentences(args.dev) if args.dev else None
+    overrides = parse_overrides(args.set)
     seconds = train_models(train, dev, args.out, names=names, tags=args.tags, jobs=args.jobs,
-                           random_state=args.seed, params=parse_overrides(args.set),
+                           random_state=args.seed, params=overrides,
+                           ensemble=None if args.ensemble == "none" else args.ensemble,
+                           ensemble_params=overrides.pop("ensemble", {}),
                            progress=_print_progress)
     for name, spent in seconds.items():
         print(f"{name}\t{spent:.1f}s")
@@ -66,6 +79,8 @@ def run_train(args: argparse.Namespace) -> int:
 
 def parse_overrides(items: Sequence[str]) -> dict[str, dict[str, Any]]:
     """``["eager.epochs=5"]`` -> ``{"eager": {"epochs": 5}}`` (values read as JSON, else text).
+
+    ``ensemble.PARAM=VALUE`` sets a hyperparameter of the ``--ensemble`` method.
 
     Examples:
         >>> parse_overrides(["eager.epochs=5", "graph1.learner=perceptron"])
@@ -77,7 +92,8 @@ def parse_overrides(items: Sequence[str]) -> dict[str, dict[str, Any]]:
         member, dot, param = target.partition(".")
         if not (sep and dot and member and param):
             raise ValueError(f"--set {item!r}: expected MEMBER.PARAM=VALUE")
-        member_names(member)
+        if member != "ensemble":
+            member_names(member)
         try:
             value = json.loads(raw)
         except json.JSONDecodeError:
@@ -91,19 +107,69 @@ def _print_progress(message: str, fraction: float) -> None:
 
 
 def run_parse(args: argparse.Namespace) -> int:
-    """Parse ``--input``; ``--output`` holds the first named member's trees."""
-    bundle = load_models(args.model, member_names(args.parsers) if args.parsers else None)
+    """Parse ``--input``; ``--output`` holds the ensemble's trees (or the first member's)."""
+    names = member_names(args.parsers) if args.parsers else None
+    bundle = load_models(args.model, _members_to_load(read_manifest(args.model), names, args))
+    _choose_ensemble(bundle, args.ensemble)
     raw = read_conllu(args.input, check_trees=False)
     tags = args.tags or bundle.tags
-    parses = bundle.parse([to_sentence(sentence) for sentence in raw], tags=tags)
+    sentences = [to_sentence(sentence) for sentence in raw]
     retag = tags == "predicted"
-    first = next(iter(parses))
-    _write(args.output, raw, parses[first], retag)
+    if bundle.ensemble is not None:
+        parses, combined = bundle.parse_with_ensemble(sentences, names, tags=tags)
+    else:
+        parses = bundle.parse(sentences, names, tags=tags)
+        combined = parses[next(iter(parses))]
+    _write(args.output, raw, combined, retag)
     if args.per_parser_dir:
         args.per_parser_dir.mkdir(parents=True, exist_ok=True)
         for name, member_parses in parses.items():
             _write(args.per_parser_dir / f"{name}.conllu", raw, member_parses, retag)
     return 0
+
+
+def _members_to_load(manifest: dict[str, Any], names: list[str] | None,
+                     args: argparse.Namespace) -> list[str] | None:
+    """Load (and so parse with) no more members than the output needs; None: all of them.
+
+    Examples:
+        >>> m = {"parsers": ["graph1", "eager", "hybrid"], "ensemble": {"members": ["eager"]}}
+        >>> _members_to_load(m, None, argparse.Namespace(per_parser_dir=None, ensemble=None))
+        ['eager']
+        >>> _members_to_load(m, ["graph1"], argparse.Namespace(per_parser_dir=None, ensemble=None))
+        ['graph1', 'eager']
+    """
+    own = [str(name) for name in (manifest.get("ensemble") or {}).get("members", [])]
+    if args.ensemble not in (None, "none", (manifest.get("ensemble") or {}).get("method")):
+        return names  # another method chooses its members from what is loaded
+    if names:
+        return list(dict.fromkeys([*names, *(own if args.ensemble != "none" else [])]))
+    if args.per_parser_dir or not own or args.ensemble == "none":
+        return None
+    return own
+
+
+def _choose_ensemble(bundle: ModelBundle, method: str | None) -> None:
+    """Set ``bundle``'s ensemble to ``method`` (None: keep the model's; "none": drop it).
+
+    Raises:
+        ValueError: ``method`` would have to learn from tuning data the model did not keep.
+    """
+    if method is None or method == bundle.ensemble_method:
+        return
+    if method == "none":
+        bundle.ensemble, bundle.ensemble_method, bundle.ensemble_members = None, None, []
+        return
+    spec = method_spec(method)
+    names = spec.uses(list(bundle.parsers))
+    ensemble = spec.build(list(bundle.parsers[name] for name in names))
+    if not names or ensemble.needs_tuning or isinstance(ensemble, Stacking):
+        raise ValueError(f"the model was trained with --ensemble {bundle.ensemble_method or 'none'}; "
+                         f"{method} learns from tuning data: train with --ensemble {method}")
+    bundle.ensemble = type(ensemble).from_fitted([bundle.parsers[name] for name in names],
+                                                 **{k: v for k, v in ensemble.get_params(deep=False).items()
+                                                    if k != "members"})
+    bundle.ensemble_method, bundle.ensemble_members = method, names
 
 
 def _write(path: Path, raw: list[ConlluSentence], parses: list[Parse], retag: bool) -> None:
@@ -112,7 +178,11 @@ def _write(path: Path, raw: list[ConlluSentence], parses: list[Parse], retag: bo
 
 
 def run_list(args: argparse.Namespace) -> int:
-    """Print every member's name and what it is."""
+    """Print every member's name and what it is, then the ensemble methods."""
     for name, summary in describe_members():
-        print(f"{name:<11} {summary}")
+        print(f"{name:<13} {summary}")
+    print("\nensemble methods (--ensemble):")
+    for name, spec in METHODS.items():
+        default = " [default]" if name == DEFAULT_METHOD else ""
+        print(f"{name:<13} {spec.summary}{default}")
     return 0

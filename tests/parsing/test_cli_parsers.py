@@ -11,9 +11,11 @@ import pytest
 import parsing.commands.parsers as parsers_command
 from parsing.cli import main
 from parsing.conllu_io import format_conllu, load_sentences, parse_conllu, read_conllu
+from parsing.ensemble.registry import DEFAULT_METHOD, METHODS, method_spec
 from parsing.metrics import evaluate
+from parsing.pipeline import load_models
 
-QUICK = ["--set", "graph1.max_iter=2", "--set", "eager.epochs=2"]
+QUICK = ["--set", "graph1.max_iter=2", "--set", "eager.epochs=2", "--set", "ensemble.max_iter=2"]
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +50,9 @@ def test_train_writes_a_model_directory(model_dir: Path) -> None:
     manifest = json.loads((model_dir / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["parsers"] == ["graph1", "eager"] and manifest["tags"] == "gold"
     assert {p.name for p in (model_dir / "parsers").iterdir()} == {"graph1.model", "eager.model"}
+    assert manifest["ensemble"] == {"method": DEFAULT_METHOD,
+                                    "members": method_spec(DEFAULT_METHOD).uses(["graph1", "eager"])}
+    assert (model_dir / "ensemble.model").is_file()
 
 
 def test_parse_keeps_the_input_and_writes_each_member(model_dir: Path, slices: dict[str, Path],
@@ -67,9 +72,24 @@ def test_parse_keeps_the_input_and_writes_each_member(model_dir: Path, slices: d
         else:
             assert raw == out
     gold = load_sentences(slices["dev"])
-    first_member = load_sentences(output)
-    assert output.read_text(encoding="utf-8") == (per_parser / "graph1.conllu").read_text(encoding="utf-8")
-    assert evaluate(gold, first_member).uas.f1 > 0.6  # a trained parser, not a chain of neighbours
+    ensemble = load_sentences(output)  # trees checked on reading: one root, no cycle
+    assert evaluate(gold, ensemble).uas.f1 > 0.6  # trained parsers, not a chain of neighbours
+    bundle = load_models(model_dir)
+    _, expected = bundle.parse_with_ensemble(load_sentences(slices["raw"], check_trees=False))
+    assert [p.heads[1:].tolist() for p in expected] == [s.heads[1:].tolist() for s in ensemble]
+
+
+def test_parse_with_another_ensemble_or_none(model_dir: Path, slices: dict[str, Path], tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    members, none = tmp_path / "members", tmp_path / "none.conllu"
+    argv = ["parse", "--model", str(model_dir), "--input", str(slices["raw"])]
+    assert main([*argv, "--output", str(none), "--ensemble", "none", "--per-parser-dir", str(members)]) == 0
+    assert none.read_text(encoding="utf-8") == (members / "graph1.conllu").read_text(encoding="utf-8")
+    voted = tmp_path / "voted.conllu"
+    assert main([*argv, "--output", str(voted), "--ensemble", "vote-uniform"]) == 0  # learns nothing
+    assert len(load_sentences(voted)) == 60
+    assert main([*argv, "--output", str(voted), "--ensemble", "vote-accuracy"]) == 2
+    assert "train with --ensemble vote-accuracy" in capsys.readouterr().err
 
 
 def test_parse_a_subset_and_unknown_names(model_dir: Path, slices: dict[str, Path], tmp_path: Path,
@@ -88,15 +108,22 @@ def test_parse_a_subset_and_unknown_names(model_dir: Path, slices: dict[str, Pat
 
 def test_list_parsers_names_every_member(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["list-parsers"]) == 0
-    listed = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
+    members, methods = capsys.readouterr().out.split("ensemble methods")
+    listed = [line.split()[0] for line in members.splitlines() if line.strip()]
     assert listed == ["graph1", "graph2", "eager", "eager-rtl", "swap", "swap-rtl", "hybrid", "hybrid-rtl",
                       "neural"]
+    assert [line.split()[0] for line in methods.splitlines()[1:]] == list(METHODS)
+    assert f"{DEFAULT_METHOD} " in methods and "[default]" in methods
 
 
 def test_bad_overrides_and_malformed_input_exit_2(slices: dict[str, Path], tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["train", "--train", str(slices["train"]), "--out", str(tmp_path), "--set", "eager"]) == 2
     assert "MEMBER.PARAM=VALUE" in capsys.readouterr().err
+    assert main(["train", "--train", str(slices["train"]), "--out", str(tmp_path / "e"),
+                 "--parsers", "graph1", "--tags", "gold", "--ensemble", "vote-uniform",
+                 "--set", "graph1.max_iter=1", "--set", "ensemble.nope=1"]) == 2
+    assert "Invalid parameter 'nope'" in capsys.readouterr().err
     bad = tmp_path / "bad.conllu"
     bad.write_text("1\tw\t_\n\n", encoding="utf-8")
     assert main(["train", "--train", str(bad), "--out", str(tmp_path / "m")]) == 2
