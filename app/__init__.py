@@ -8,7 +8,8 @@ Configuration, in order (later wins):
 4. ``DATABASE_URL`` selects another database (``postgresql://...``);
    ``MODELS_DIR`` (default ``instance/models``) holds trained rounds, ``JOB_RUNNER`` runs
    background jobs (``thread`` or ``inline``), ``MEMBER_PARAMS`` overrides member
-   hyperparameters by name (e.g. ``{"eager": {"epochs": 3}}``);
+   hyperparameters by name (e.g. ``{"eager": {"epochs": 3}}``), ``ENSEMBLE_PARAMS`` the
+   ensemble methods' by method name (e.g. ``{"stack": {"max_iter": 5}}``);
 5. the ``test_config`` mapping.
 """
 
@@ -54,6 +55,7 @@ def _configure(app: Flask, test_config: Mapping[str, Any] | None) -> None:
         MODELS_DIR=str(Path(app.instance_path) / "models"),
         JOB_RUNNER="thread",
         MEMBER_PARAMS={},
+        ENSEMBLE_PARAMS={},
     )
     app.config.from_pyfile("config.py", silent=True)
     app.config.from_prefixed_env()

@@ -86,26 +86,33 @@ def export_command(name: str, source: str, split: str | None, output: Path | Non
 @click.option("--parsers", default=None,
               help="Comma-separated members (default: graph1,eager,hybrid).")
 @click.option("--tags", type=click.Choice(["gold", "predicted"]), default="gold", show_default=True)
+@click.option("--ensemble", default=None,
+              help="Combination method (default: the measured best; see `python -m parsing list-parsers`).")
 @click.option("--sentences", "sentence_ids", default=None,
               help="Comma-separated sentence ids to parse (default: every unannotated pool sentence).")
 @click.option("--user", "username", default="admin", show_default=True)
 def preannotate_command(
-    name: str, parsers: str | None, tags: str, username: str, sentence_ids: str | None = None
+    name: str, parsers: str | None, tags: str, username: str, sentence_ids: str | None = None,
+    ensemble: str | None = None,
 ) -> None:
     """Train a round on NAME's trees and pre-annotate its unannotated pool sentences."""
     from app.jobs import create_job, run_job
     from app.models import Job
     from app.services.preannotate import DEFAULT_PARSERS
+    from parsing.ensemble.registry import DEFAULT_METHOD, method_spec
     from parsing.members import member_names
 
     treebank = db.session.scalar(db.select(Treebank).where(Treebank.name == name))
     if treebank is None:
         raise click.ClickException(f"no treebank called {name!r}")
+    method = ensemble or DEFAULT_METHOD
     try:
         chosen = member_names(parsers or ",".join(DEFAULT_PARSERS))
+        if not method_spec(method).uses(chosen):
+            raise ValueError(f"ensemble {method} combines none of {', '.join(chosen)}")
     except ValueError as error:
         raise click.ClickException(str(error)) from None
-    params: dict[str, object] = {"parsers": chosen, "tags": tags}
+    params: dict[str, object] = {"parsers": chosen, "tags": tags, "ensemble": method}
     if sentence_ids:
         try:
             params["sentences"] = [int(part) for part in sentence_ids.split(",") if part.strip()]
@@ -114,7 +121,8 @@ def preannotate_command(
     job = create_job(db.session, kind="preannotate", user=_acting_user(username),
                      treebank_id=treebank.id, params=params)
     db.session.commit()
-    click.echo(f"Pre-annotating {name!r} with {', '.join(chosen)} ({tags} tags), job {job.id}...")
+    click.echo(f"Pre-annotating {name!r} with {', '.join(chosen)} ({tags} tags, {method} ensemble), "
+               f"job {job.id}...")
     run_job(current_app._get_current_object(), job.id)  # type: ignore[attr-defined]
     db.session.expire_all()
     done = db.session.get(Job, job.id)

@@ -262,7 +262,8 @@ class SentenceNote(Base):
 
 
 class TrainingRound(Base):
-    """One training of the members (and the ensemble's weights) on a treebank."""
+    """One training of the members and the ensemble on a treebank; ``weights`` (the members'
+    dev UAS, or ones) weight the vote shares shown to annotators."""
 
     __tablename__ = "training_rounds"
     __table_args__ = (UniqueConstraint("treebank_id", "number"),)
@@ -272,6 +273,9 @@ class TrainingRound(Base):
     number: Mapped[int]
     parsers: Mapped[list[Any]] = mapped_column(JSON)
     tags: Mapped[str] = mapped_column(String(16))
+    ensemble: Mapped[str | None] = mapped_column(String(32))
+    """Combination method (:data:`parsing.ensemble.registry.METHODS`); None: rounds before 0003
+    (arc voting with dev-accuracy weights)."""
     weights: Mapped[list[Any]] = mapped_column(JSON, default=list)
     dev_uas: Mapped[list[Any] | None] = mapped_column(JSON)
     train_sentences: Mapped[int] = mapped_column(default=0)

@@ -17,6 +17,7 @@ from app.services.preannotate import (
     train_round,
     training_data,
 )
+from parsing.ensemble.registry import DEFAULT_METHOD
 
 BATCH = 25
 """Sentences parsed and stored per transaction."""
@@ -27,7 +28,8 @@ def preannotate(session: DbSession, job: Job, progress: Progress) -> dict[str, A
     """Train a round on the treebank, then parse the pool (or ``params["sentences"]``) in batches.
 
     Params: ``parsers`` (member names), ``tags`` (``gold``/``predicted``), optional
-    ``sentences`` (ids to parse; default: every unannotated pool sentence).
+    ``ensemble`` (method name; default: the measured best) and ``sentences`` (ids to parse;
+    default: every unannotated pool sentence).
     """
     treebank = session.get(Treebank, job.treebank_id)
     user = session.get(User, job.user_id)
@@ -35,11 +37,12 @@ def preannotate(session: DbSession, job: Job, progress: Progress) -> dict[str, A
         raise ValueError("the treebank or user of this job no longer exists")
     params = job.params or {}
     round_ = new_round(session, treebank, parsers=params["parsers"], tags=params.get("tags", "gold"),
-                       user=user, models_dir=current_app.config["MODELS_DIR"])
+                       user=user, models_dir=current_app.config["MODELS_DIR"],
+                       ensemble=params.get("ensemble") or DEFAULT_METHOD)
     progress("reading training trees", 0.01)
     train, dev = training_data(session, treebank)
     trained = train_round(round_, train, dev, params=current_app.config.get("MEMBER_PARAMS") or {},
-                          say=progress)
+                          ensemble_params=current_app.config.get("ENSEMBLE_PARAMS") or {}, say=progress)
     progress(f"round {round_.number} trained", 0.6)  # commits the round's weights
     chosen = [int(i) for i in params.get("sentences") or []]
     targets = chosen_targets(session, treebank, chosen) if chosen else pool_targets(session, treebank)
@@ -50,5 +53,6 @@ def preannotate(session: DbSession, job: Job, progress: Progress) -> dict[str, A
     if not targets:
         progress("nothing to parse: every pool sentence is annotated", 1.0)
     return {"round": round_.number, "parsed": done, "parsers": list(round_.parsers),
+            "ensemble": round_.ensemble,
             "weights": round_.weights, "dev_uas": round_.dev_uas,
             "train_sentences": len(train), "dev_sentences": len(dev)}

@@ -3,9 +3,10 @@
 1. :func:`training_data`: the train split (newest correction, else gold) plus pool sentences
    already reviewed; the dev split (gold or corrected) tunes the ensemble's member weights.
 2. :func:`new_round` records a :class:`~app.models.TrainingRound`; :func:`train_round`
-   fits every member into its model directory (no database work) and builds the
-   :class:`~parsing.ensemble.voting.ArcVoting` ensemble (dev-accuracy weights, uniform
-   without dev).
+   fits every member and the round's ensemble method (default: the measured best,
+   :data:`parsing.ensemble.registry.DEFAULT_METHOD`) into its model directory (no database
+   work), and the members' dev accuracies, which weight the vote shares shown to annotators
+   (uniform without dev).
 3. :func:`parse_batch` parses sentences with every member and the ensemble and stores each
    member's tree (``parser``), the ensemble's (``ensemble``, vote share as ``scores``) and the
    sentence's disagreement; the caller commits each batch as one transaction.
@@ -13,7 +14,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -27,11 +27,11 @@ from app.models import Document, Sentence, SentenceState, TrainingRound, Treeban
 from app.services import DbSession
 from app.services.parsing_adapter import load_sentences, tree_of_parse
 from app.services.trees import latest_versions
-from parsing.ensemble.base import stack_heads
+from parsing.ensemble.base import member_accuracy, stack_heads
 from parsing.ensemble.confidence import sentence_confidence
-from parsing.ensemble.voting import ArcVoting
+from parsing.ensemble.registry import DEFAULT_METHOD, method_spec
 from parsing.members import member_names
-from parsing.pipeline import MANIFEST, ModelBundle, TagMode, load_models, train_models
+from parsing.pipeline import ModelBundle, TagMode, load_models, train_models
 from parsing.types import Sentence as ParsingSentence
 
 DEFAULT_PARSERS = ("graph1", "eager", "hybrid")
@@ -42,15 +42,18 @@ FAST_MEMBER_PARAMS: dict[str, dict[str, Any]] = {
 }
 """Cheap settings (``MEMBER_PARAMS``) for tests and quick trials: a few epochs each."""
 
+FAST_ENSEMBLE_PARAMS: dict[str, dict[str, Any]] = {"stack": {"max_iter": 2}}
+"""Cheap settings (``ENSEMBLE_PARAMS``, by method) for tests and quick trials."""
+
 Say = Callable[[str, float], None]
 
 
 @dataclass
 class TrainedRound:
-    """The fitted members (as a bundle) and the ensemble over them."""
+    """The fitted members and ensemble (as a bundle), and the members' vote weights."""
 
     bundle: ModelBundle
-    ensemble: ArcVoting
+    weights: list[float]
 
 
 def training_data(
@@ -102,17 +105,19 @@ def model_root(models_dir: str | Path, treebank: Treebank) -> Path:
 
 def new_round(
     session: DbSession, treebank: Treebank, *, parsers: Sequence[str], tags: str, user: User,
-    models_dir: str | Path,
+    models_dir: str | Path, ensemble: str = DEFAULT_METHOD,
 ) -> TrainingRound:
     """Record the next training round of ``treebank`` (its models go in a new directory)."""
     member_names(",".join(parsers))  # raises ValueError on an unknown name
+    if not method_spec(ensemble).uses(list(parsers)):
+        raise ValueError(f"ensemble {ensemble} combines none of {', '.join(parsers)}")
     if tags not in ("gold", "predicted"):
         raise ValueError(f"tags must be gold or predicted, not {tags!r}")
     number = (session.scalar(select(func.max(TrainingRound.number))
                              .where(TrainingRound.treebank_id == treebank.id)) or 0) + 1
     directory = model_root(models_dir, treebank) / str(number)
     round_ = TrainingRound(treebank_id=treebank.id, number=number, parsers=list(parsers), tags=tags,
-                           model_dir=str(directory), user_id=user.id)
+                           ensemble=ensemble, model_dir=str(directory), user_id=user.id)
     session.add(round_)
     session.flush()
     return round_
@@ -124,34 +129,35 @@ def train_round(
     dev: Sequence[ParsingSentence],
     *,
     params: Mapping[str, Mapping[str, Any]] | None = None,
+    ensemble_params: Mapping[str, Mapping[str, Any]] | None = None,
     say: Say | None = None,
 ) -> TrainedRound:
-    """Fit the members into ``round_.model_dir`` and the ensemble's weights; fill in ``round_``.
+    """Fit the members and the ensemble into ``round_.model_dir``; fill in ``round_``.
 
-    ``params`` overrides member hyperparameters by name (e.g. fewer epochs in tests).
+    ``params`` overrides member hyperparameters by name (e.g. fewer epochs in tests),
+    ``ensemble_params`` the ensemble method's, by method name.
     """
     if not train:
         raise ValueError("no trees to train on: import a train split with trees first")
     report = say or (lambda message, fraction: None)
     out = Path(round_.model_dir)
     tags: TagMode = "predicted" if round_.tags == "predicted" else "gold"
+    method = round_.ensemble or DEFAULT_METHOD
     train_models(train, dev or None, out, names=list(round_.parsers), tags=tags, params=params,
+                 ensemble=method, ensemble_params=(ensemble_params or {}).get(method),
                  progress=lambda message, done: report(message, 0.02 + 0.58 * done))
     bundle = load_models(out)
-    fit_dev = bundle.prepare(dev) if dev else None
-    parsers = bundle.parsers
-    report("tuning the ensemble", 0.6)
-    if fit_dev:
-        ensemble = ArcVoting.from_fitted(list(parsers.values()), fit_dev, weighting="accuracy")
+    report("measuring the members on dev", 0.6)
+    names = list(bundle.parsers)
+    if dev:
+        accuracies = member_accuracy(dev, [bundle.parse(dev)[name] for name in names])
+        round_.dev_uas = [float(a) for a in accuracies]
+        round_.weights = [float(a) for a in accuracies]
     else:
-        ensemble = ArcVoting.from_fitted(list(parsers.values()), weighting="uniform")
-    round_.weights = [float(w) for w in ensemble.weights_]
-    round_.dev_uas = None if ensemble.accuracies_ is None else [float(a) for a in ensemble.accuracies_]
+        round_.dev_uas = None
+        round_.weights = [1.0] * len(names)
     round_.train_sentences, round_.dev_sentences = len(train), len(dev)
-    manifest = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
-    manifest["ensemble"] = {"method": "vote", "weights": round_.weights}
-    (out / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
-    return TrainedRound(bundle, ensemble)
+    return TrainedRound(bundle, list(round_.weights))
 
 
 def parse_batch(
@@ -159,21 +165,21 @@ def parse_batch(
 ) -> int:
     """Parse ``sentence_ids`` and store member, ensemble and disagreement rows (flushes)."""
     sentences = load_sentences(session, sentence_ids)
-    prepared = trained.bundle.prepare(sentences)
+    by_name, combined = trained.bundle.parse_with_ensemble(sentences)
     names = list(trained.bundle.parsers)
-    member_parses = [trained.bundle.parsers[name].predict(prepared) for name in names]
-    combined = trained.ensemble.combine_all(prepared, member_parses)
-    weights = trained.ensemble.weights_
+    member_parses = [by_name[name] for name in names]
+    weights = np.asarray(trained.weights, dtype=np.float64)
     for i, sentence_id in enumerate(sentence_ids):
         parses = [member[i] for member in member_parses]
         for name, parse in zip(names, parses, strict=True):
             heads, deprels, scores = tree_of_parse(parse)
             session.add(_version(session, sentence_id, "parser", name, heads, deprels, scores, user))
-        heads, deprels, scores = tree_of_parse(combined[i])
-        session.add(_version(session, sentence_id, "ensemble", "", heads, deprels, scores, user))
         confidence = sentence_confidence(
-            stack_heads(parses), [p.deprels for p in parses], np.asarray(weights),
+            stack_heads(parses), [p.deprels for p in parses], weights,
             combined[i].heads, combined[i].deprels)
+        heads, deprels, _ = tree_of_parse(combined[i])
+        shares: list[float | None] = [round(float(token.vote_share), 6) for token in confidence.tokens]
+        session.add(_version(session, sentence_id, "ensemble", "", heads, deprels, shares, user))
         state = session.get(SentenceState, sentence_id) or SentenceState(sentence_id=sentence_id)
         state.disagreement = confidence.disagreement
         if state.status is None:

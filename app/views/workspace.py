@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, render_template, request
+from dataclasses import dataclass
+
+from flask import Blueprint, current_app, render_template, request
 from flask_login import login_required
 from sqlalchemy import select
 
@@ -11,27 +13,71 @@ from app.models import Job, Sentence, Treebank
 from app.services.preannotate import DEFAULT_PARSERS
 from app.services.queue import ORDERS, QueueFilter, build_queue, treebank_upos_and_relations
 from app.services.workspace import editor_data
+from parsing.ensemble.registry import DEFAULT_METHOD, METHODS
 from parsing.members import MEMBERS
 
 bp = Blueprint("workspace", __name__, url_prefix="/workspace")
 
 QUEUE_PAGE = 200
+"""Queue items per page unless ``app.config["QUEUE_PAGE_SIZE"]`` says otherwise."""
+
+
+@dataclass(frozen=True)
+class QueuePage:
+    """One page of the queue: ``page`` of ``pages`` (1-based), items ``first``–``last`` of ``total``.
+
+    Has the ``page`` and ``pages`` attributes the ``pager`` macro of ``_macros.html`` reads.
+    """
+
+    page: int
+    pages: int
+    first: int
+    last: int
+    total: int
+
+
+def _queue_page_size() -> int:
+    """``QUEUE_PAGE_SIZE`` from the config when it is a positive integer, else :data:`QUEUE_PAGE`."""
+    try:
+        size = int(current_app.config.get("QUEUE_PAGE_SIZE", QUEUE_PAGE))
+    except (TypeError, ValueError):
+        return QUEUE_PAGE
+    return size if size > 0 else QUEUE_PAGE
+
+
+def _queue_page(requested: str | None, total: int, size: int) -> QueuePage:
+    """The page asked for, clamped to 1..pages (a missing or non-integer ``page`` is page 1)."""
+    pages = max(1, -(-total // size))
+    try:
+        page = int(requested or 1)
+    except ValueError:
+        page = 1
+    page = min(max(page, 1), pages)
+    first = (page - 1) * size
+    return QueuePage(page=page, pages=pages, first=first + 1 if total else 0,
+                     last=min(first + size, total), total=total)
 
 
 @bp.route("/treebanks/<int:treebank_id>")
 @login_required
 def queue(treebank_id: int) -> str:
-    """The queue (ordered and filtered), progress counts and the pre-annotation form."""
+    """The queue (ordered, filtered, one page of it), progress counts and the pre-annotation form.
+
+    ``?page=`` is 1-based; invalid or out-of-range values show the nearest valid page.
+    """
     treebank = db.get_or_404(Treebank, treebank_id)
     spec = QueueFilter.from_args(request.args)
     found = build_queue(db.session, treebank, spec)
+    paging = _queue_page(request.args.get("page"), len(found.items), _queue_page_size())
     upos, relations = treebank_upos_and_relations(db.session, treebank)
     last_job = db.session.scalar(select(Job).where(Job.treebank_id == treebank.id)
                                  .order_by(Job.id.desc()).limit(1))
     return render_template(
-        "workspace/queue.html", treebank=treebank, spec=spec, items=found.items[:QUEUE_PAGE],
+        "workspace/queue.html", treebank=treebank, spec=spec,
+        items=found.items[paging.first - 1:paging.last] if paging.total else [], paging=paging,
         matching=len(found.items), counts=found.counts, orders=ORDERS, upos=upos,
         relations=relations, members=list(MEMBERS), default_parsers=DEFAULT_PARSERS,
+        methods=[(name, spec.summary) for name, spec in METHODS.items()], default_method=DEFAULT_METHOD,
         last_job=last_job.to_dict() if last_job else None,
     )
 

@@ -15,7 +15,7 @@ URL                                    Method  What
 /api/sentences/<id>/notes              POST    {body} → 201 {notes}
 /api/treebanks/<id>/queue              GET     ?order&status&upos&relation&disputed&split → items
 /api/treebanks/<id>/queue/next         GET     ?after=<sentence id>&filters → {id}
-/api/treebanks/<id>/preannotate        POST    {parsers?, tags?, sentences?} → 202 {job}
+/api/treebanks/<id>/preannotate        POST    {parsers?, tags?, ensemble?, sentences?} → 202 {job}
 =====================================  ======  ================================================
 """
 
@@ -48,6 +48,7 @@ from app.services.workspace import (
     state_dict,
     tree_dict,
 )
+from parsing.ensemble.registry import DEFAULT_METHOD, method_spec
 from parsing.members import member_names
 
 bp = Blueprint("workspace_api", __name__, url_prefix="/api")
@@ -211,7 +212,13 @@ def preannotate(treebank_id: int) -> JsonResponse:
     tags = body.get("tags") or "gold"
     if tags not in ("gold", "predicted"):
         return jsonify(error="tags must be gold or predicted"), 422
-    params: dict[str, Any] = {"parsers": parsers, "tags": tags}
+    ensemble = body.get("ensemble") or DEFAULT_METHOD
+    try:
+        if not method_spec(str(ensemble)).uses(parsers):
+            return jsonify(error=f"ensemble {ensemble} combines none of {', '.join(parsers)}"), 422
+    except ValueError as error:
+        return jsonify(error=str(error)), 422
+    params: dict[str, Any] = {"parsers": parsers, "tags": tags, "ensemble": ensemble}
     if body.get("sentences"):
         params["sentences"] = [int(i) for i in body["sentences"]]
     job = create_job(db.session, kind="preannotate", user=current_user, treebank_id=treebank.id,

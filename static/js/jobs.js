@@ -32,8 +32,9 @@ export function startJobs(form, box) {
     event.preventDefault();
     const parsers = [...form.querySelectorAll('input[name="parsers"]:checked')].map((i) => i.value);
     const tags = form.querySelector('select[name="tags"]').value;
+    const ensemble = form.querySelector('select[name="ensemble"]').value;
     form.querySelector('button[type="submit"]').disabled = true;
-    const { ok, body } = await api(form.dataset.url, { method: "POST", body: { parsers: parsers.join(","), tags } });
+    const { ok, body } = await api(form.dataset.url, { method: "POST", body: { parsers: parsers.join(","), tags, ensemble } });
     if (!ok) { message.textContent = body.error; message.className = "field-error"; form.querySelector("button").disabled = false; return; }
     show(body.job);
     poll(body.job.id);

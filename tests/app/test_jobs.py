@@ -14,13 +14,16 @@ from sqlalchemy.orm import Session
 from app.jobs import create_job, run_job
 from app.models import Document, Job, Sentence, SentenceState, TrainingRound, TreeVersion, User
 from app.services.demo import setup_demo
-from app.services.preannotate import FAST_MEMBER_PARAMS
+from app.services.preannotate import FAST_ENSEMBLE_PARAMS, FAST_MEMBER_PARAMS
+from parsing.ensemble.registry import DEFAULT_METHOD
+from parsing.pipeline import load_models
 
 
 @pytest.fixture
 def fast(app: Flask, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     """Cheap members, models in a temporary folder, jobs run inline."""
     monkeypatch.setitem(app.config, "MEMBER_PARAMS", FAST_MEMBER_PARAMS)
+    monkeypatch.setitem(app.config, "ENSEMBLE_PARAMS", FAST_ENSEMBLE_PARAMS)
     monkeypatch.setitem(app.config, "MODELS_DIR", str(tmp_path / "models"))
     monkeypatch.setitem(app.config, "JOB_RUNNER", "inline")
     return tmp_path / "models"
@@ -63,6 +66,32 @@ def test_preannotation_stores_members_ensemble_and_confidence(
     assert len(round_.weights) == 3 and round_.dev_uas is not None
     assert (Path(round_.model_dir) / "manifest.json").is_file()
     assert Path(round_.model_dir).parent.parent == fast
+    assert round_.ensemble == DEFAULT_METHOD == done.result["ensemble"]
+    bundle = load_models(round_.model_dir)  # the stored ensemble trees are the bundle's ensemble's
+    assert bundle.ensemble_method == DEFAULT_METHOD
+    from app.services.parsing_adapter import load_sentences
+
+    _, combined = bundle.parse_with_ensemble(load_sentences(session, pool))
+    for sentence_id, parse in zip(pool, combined, strict=True):
+        stored = session.scalars(select(TreeVersion).where(TreeVersion.sentence_id == sentence_id,
+                                                           TreeVersion.kind == "ensemble")).one()
+        assert stored.heads == parse.heads[1:].tolist()
+
+
+def test_preannotation_with_a_chosen_ensemble(app: Flask, session: Session, user: User, fast: Path) -> None:
+    import_tiny(session, user)
+    session.commit()
+    job = create_job(session, kind="preannotate", user=user,
+                     treebank_id=session.scalar(select(Document.treebank_id)),
+                     params={"parsers": ["graph1", "eager"], "tags": "gold", "ensemble": "vote-power"})
+    session.commit()
+    run_job(app, job.id)
+    session.expire_all()
+    done = session.get(Job, job.id)
+    assert done is not None and done.state == "done", done.error if done else None
+    round_ = session.scalars(select(TrainingRound)).one()
+    assert round_.ensemble == "vote-power"
+    assert load_models(round_.model_dir).ensemble_members == ["graph1", "eager"]
 
 
 def test_failure_is_recorded_and_nothing_half_written(
@@ -119,6 +148,22 @@ def test_unknown_parser_is_refused(app: Flask, logged_in: FlaskClient) -> None:
     assert response.status_code in (404, 422)
 
 
+def test_unknown_or_unusable_ensemble_is_refused(app: Flask, logged_in: FlaskClient, fast: Path) -> None:
+    from app.extensions import db
+
+    with app.app_context():
+        setup_demo(db.session, user=db.session.scalars(select(User)).one(), sentences=50)
+        db.session.commit()
+        treebank_id = db.session.scalar(select(Document.treebank_id))
+    url = f"/api/treebanks/{treebank_id}/preannotate"
+    response = logged_in.post(url, json={"parsers": "graph1", "ensemble": "best"})
+    assert response.status_code == 422 and "unknown ensemble method 'best'" in response.get_json()["error"]
+    response = logged_in.post(url, json={"parsers": "eager", "ensemble": "score-sum"})
+    assert response.status_code == 422 and "combines none of eager" in response.get_json()["error"]
+    with app.app_context():
+        assert db.session.scalar(select(func.count()).select_from(Job)) == 0
+
+
 def test_cli_preannotate(
     app: Flask, runner: FlaskCliRunner, session: Session, user: User, fast: Path
 ) -> None:
@@ -138,6 +183,9 @@ def test_cli_preannotate(
     bad = runner.invoke(args=["treebank", "preannotate", "Turkish demo", "--parsers", "nope",
                               "--user", "ana"])
     assert bad.exit_code != 0 and "unknown parser" in bad.output
+    bad = runner.invoke(args=["treebank", "preannotate", "Turkish demo", "--ensemble", "best",
+                              "--user", "ana"])
+    assert bad.exit_code != 0 and "unknown ensemble method" in bad.output
 
 
 def test_demo_preannotate_is_idempotent(
