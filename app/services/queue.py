@@ -50,6 +50,19 @@ class QueueFilter:
         return {k: str(v) for k, v in values.items() if v and v != getattr(defaults, k)}
 
 
+def queue_page_arg(value: Any) -> int | None:
+    """A queue ``page`` worth keeping in a link back to the queue: an integer above 1, else None.
+
+    Page 1 is the queue's default; anything that is not a plain number is left out (the queue
+    clamps what it gets, so a page past the end still lands on the last one).
+    """
+    text = str(value or "")
+    if not (text.isascii() and text.isdigit()) or len(text) > 9:
+        return None
+    page = int(text)
+    return page if page > 1 else None
+
+
 @dataclass
 class Queue:
     """The ordered items and the treebank's progress counts."""

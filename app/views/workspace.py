@@ -11,7 +11,13 @@ from sqlalchemy import select
 from app.extensions import db
 from app.models import Job, Sentence, Treebank
 from app.services.preannotate import DEFAULT_PARSERS
-from app.services.queue import ORDERS, QueueFilter, build_queue, treebank_upos_and_relations
+from app.services.queue import (
+    ORDERS,
+    QueueFilter,
+    build_queue,
+    queue_page_arg,
+    treebank_upos_and_relations,
+)
 from app.services.workspace import editor_data
 from parsing.ensemble.registry import DEFAULT_METHOD, METHODS
 from parsing.members import MEMBERS
@@ -77,6 +83,7 @@ def queue(treebank_id: int) -> str:
         items=found.items[paging.first - 1:paging.last] if paging.total else [], paging=paging,
         matching=len(found.items), counts=found.counts, orders=ORDERS, upos=upos,
         relations=relations, members=list(MEMBERS), default_parsers=DEFAULT_PARSERS,
+        editor_args=spec.to_args() | ({"page": str(paging.page)} if paging.page > 1 else {}),
         methods=[(name, spec.summary) for name, spec in METHODS.items()], default_method=DEFAULT_METHOD,
         last_job=last_job.to_dict() if last_job else None,
     )
@@ -85,9 +92,17 @@ def queue(treebank_id: int) -> str:
 @bp.route("/sentences/<int:sentence_id>")
 @login_required
 def editor(sentence_id: int) -> str:
-    """The sentence editor; its data is handed to static/js/editor.js with ``|tojson``."""
+    """The sentence editor; its data is handed to static/js/editor.js with ``|tojson``.
+
+    The queue filters in the arguments pick "next in queue"; the queue ``page`` (``?page=``,
+    which the queue's links carry) is kept in the links back to the queue and to the next
+    sentence.
+    """
     sentence = db.get_or_404(Sentence, sentence_id)
+    treebank = sentence.document.treebank
     spec = QueueFilter.from_args(request.args)
+    page = queue_page_arg(request.args.get("page"))
+    back_args = spec.to_args() | ({"page": str(page)} if page else {})
     return render_template("workspace/editor.html", data=editor_data(db.session, sentence),
-                           sentence=sentence, treebank=sentence.document.treebank,
-                           queue_args=spec.to_args())
+                           sentence=sentence, treebank=treebank, queue_args=spec.to_args(),
+                           back_args=back_args)

@@ -43,7 +43,7 @@ function arcTitle(S, word) {
     + (vote !== null ? ` · vote share ${vote.toFixed(2)}` : "");
 }
 
-export function renderTree(S, container, onToken) {
+export function renderTree(S, container, onToken, onRoot) {
   const extraArcs = S.view === "overlay" ? overlayArcs(S) : [];
   drawTree(container, wordsOf(S, S.heads, S.deprels), S.direction, {
     arcClass: (w) => `agree-${agreement(S.members, w.id, w.head)}${S.errorWords.has(w.id) ? " invalid" : ""}`,
@@ -51,6 +51,7 @@ export function renderTree(S, container, onToken) {
     tokenClass: (w) => [w.id === S.selected ? "selected" : "", w.id === S.pending ? "pending" : "",
       S.reviewed.has(w.id) ? "reviewed" : "", S.errorWords.has(w.id) ? "invalid" : ""].join(" "),
     onToken,
+    onRoot,
     extraArcs,
   });
 }

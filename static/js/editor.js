@@ -2,7 +2,8 @@
  * The sentence editor: state and actions (rendering is in editor-view.js, keys in editor-keys.js).
  *
  * startEditor(root, data, urls): data is the JSON of GET /api/sentences/<id> (handed over with
- * |tojson); urls: {save, history, revert, notes, next, editor}. Saving posts the tree with the
+ * |tojson); urls: {save, history, revert, notes, next, editor} (editor: sentence 0 with the queue
+ * arguments, filters and queue page, to keep for the next sentence). Saving posts the tree with the
  * version it started from; a 409 shows the conflict (theirs vs yours), never overwrites.
  */
 
@@ -68,15 +69,25 @@ class Editor {
     this.$(`#tokens tr[data-word="${this.S.selected}"]`)?.scrollIntoView({ block: "nearest" });
   }
 
-  /** Click a word to pick it as the dependent, then click its head. */
+  /** Click a word to pick it as the dependent, then click its head (the ROOT box is head 0). */
   clickToken(word) {
     const S = this.S;
+    if (word === 0) { this.clickRoot(); return; }
     if (S.pending && S.pending !== word) { const dep = S.pending; S.pending = null; S.selected = dep; this.setHead(dep, word); return; }
     if (S.pending === word) { S.pending = null; this.render(); return; }
     S.selected = word;
     S.pending = word;
-    this.say(`Click the head of "${S.words[word - 1].form}" (or press 0 for ROOT, Esc to cancel).`);
+    this.say(`Click the head of "${S.words[word - 1].form}" (or the ROOT box, or press 0; Esc to cancel).`);
     this.render();
+  }
+
+  clickRoot() {
+    const S = this.S;
+    if (!S.pending) { this.say("Click a word first, then ROOT to make it the root."); this.render(); return; }
+    const dep = S.pending;
+    S.pending = null;
+    S.selected = dep;
+    this.setHead(dep, 0);
   }
 
   accept(word) { this.change(() => this.S.reviewed.add(word)); this.select(word < this.S.words.length ? word + 1 : word); }
@@ -146,8 +157,15 @@ class Editor {
   async nextSentence() {
     if (this.S.dirty && !window.confirm("Leave without saving?")) return;
     const { body } = await api(this.urls.next);
-    if (body.id) window.location.assign(this.urls.editor.replace("/0", `/${body.id}`) + window.location.search);
+    if (body.id) window.location.assign(this.editorUrl(body.id));
     else { this.say("This was the last sentence of the queue."); this.render(); }
+  }
+
+  /** The editor of sentence ``id`` with this page's queue arguments (filters and queue page). */
+  editorUrl(id) {
+    const url = new URL(this.urls.editor, window.location.href);
+    url.pathname = url.pathname.replace(/\/0$/, `/${id}`);
+    return url.href;
   }
 
   async loadHistory() {
@@ -179,7 +197,7 @@ class Editor {
 
   render() {
     const S = this.S;
-    renderTree(S, this.$("#tree"), (word) => this.clickToken(word));
+    renderTree(S, this.$("#tree"), (word) => this.clickToken(word), () => this.clickToken(0));
     renderMembers(S, this.$("#members"), (name) => this.toggleOverlay(name));
     renderTable(S, this.$("#tokens"), (word) => this.select(word));
     renderPanel(S, this.$("#panel"), { setHead: (w, h) => this.setHead(w, h), submitForm: () => this.submitForm() });

@@ -58,7 +58,8 @@ def live_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Flask]:
     url = os.environ.get("TEST_DATABASE_URL")
     url = normalise_database_url(url) if url else f"sqlite:///{tmp_path_factory.mktemp('db') / 'live.sqlite'}"
     app = create_app({"TESTING": True, "SECRET_KEY": "browser", "SQLALCHEMY_DATABASE_URI": url,
-                      "JOB_RUNNER": "thread", "MEMBER_PARAMS": FAST_MEMBER_PARAMS, "ENSEMBLE_PARAMS": FAST_ENSEMBLE_PARAMS,
+                      "JOB_RUNNER": "thread", "MEMBER_PARAMS": FAST_MEMBER_PARAMS,
+                      "ENSEMBLE_PARAMS": FAST_ENSEMBLE_PARAMS,
                       "MODELS_DIR": str(tmp_path_factory.mktemp("models"))})
     with app.app_context():
         upgrade()

@@ -274,4 +274,4 @@ def test_queue_next_and_previous_pages(
     assert listed() == demo.pool[4:8]
     page.click("ol.queue li:first-child a")
     page.wait_for_selector("#tree svg")
-    assert page.url.endswith(f"/workspace/sentences/{demo.pool[4]}?order=position")
+    assert page.url.endswith(f"/workspace/sentences/{demo.pool[4]}?order=position&page=2")
