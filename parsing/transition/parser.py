@@ -49,7 +49,7 @@ from parsing.transition.pseudo_projective import deprojectivize, projectivize
 from parsing.transition.state import NONE, Action, State, TransitionSystem
 from parsing.transition.systems import get_system
 from parsing.transition.templates import ABSENT, features
-from parsing.transition.training import Encoded, build_rows, train_epochs
+from parsing.transition.training import Encoded, build_rows, drop_zero_rows, train_epochs
 from parsing.types import Parse, Sentence
 
 _FIXED_CLASSES = (Action.SHIFT, Action.REDUCE, Action.SWAP)
@@ -225,7 +225,8 @@ class TransitionParser(BaseParser):
             SwapGold.build(e.heads) if not system.dynamic and e.heads is not None else None for e in encoded
         ]
         self.rows_ = build_rows(system, encoded, swap_golds, self.n_bits, self.min_feature_count)
-        self.weights_, self.epochs_, self.history_ = train_epochs(self, system, encoded, swap_golds, dev, rng)
+        weights, self.epochs_, self.history_ = train_epochs(self, system, encoded, swap_golds, dev, rng)
+        self.rows_, self.weights_ = drop_zero_rows(self.rows_, weights)
         return self
 
     # ------------------------------------------------------------------ parsing
