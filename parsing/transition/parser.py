@@ -30,6 +30,11 @@ training set's most frequent label for dependents of the root word.
 ``arc_scores[d]`` is a confidence proxy: the softmax probability, among the actions valid
 at that moment, of the labelled arc action that attached ``d`` (0 for attachments made by
 the root post-processing).
+
+Prediction parses up to :data:`BATCH_SIZE` sentences of similar length in lockstep: at
+each step the atom vectors of all unfinished states are built, hashed and scored with a
+handful of numpy calls, then each state takes its best valid action. The result is the
+same, bit for bit, as parsing each sentence alone (``_parse``), whatever the batch.
 """
 
 from __future__ import annotations
@@ -46,13 +51,23 @@ from parsing.base import BaseParser
 from parsing.features import Vocabulary
 from parsing.transition.arc_swap import ArcSwap, SwapGold
 from parsing.transition.pseudo_projective import deprojectivize, projectivize
-from parsing.transition.state import NONE, Action, State, TransitionSystem
+from parsing.transition.state import ARC_ACTIONS, NONE, Action, State, TransitionSystem
 from parsing.transition.systems import get_system
-from parsing.transition.templates import ABSENT, features
+from parsing.transition.templates import (
+    ABSENT,
+    StateBank,
+    bank_atoms,
+    features,
+    hash_atoms,
+    stack_buffer_tokens,
+)
 from parsing.transition.training import Encoded, build_rows, drop_zero_rows, train_epochs
 from parsing.types import Parse, Sentence
 
 _FIXED_CLASSES = (Action.SHIFT, Action.REDUCE, Action.SWAP)
+
+BATCH_SIZE = 64
+"""Sentences parsed together in lockstep by :meth:`TransitionParser.predict`."""
 
 
 def reverse_heads(heads: NDArray[np.intp]) -> NDArray[np.intp]:
@@ -232,10 +247,25 @@ class TransitionParser(BaseParser):
     # ------------------------------------------------------------------ parsing
 
     def predict(self, sentences: Sequence[Sentence]) -> list[Parse]:
-        """Parse ``sentences`` greedily (gold heads are ignored); see the module docstring."""
+        """Parse ``sentences`` greedily (gold heads are ignored); see the module docstring.
+
+        Sentences of similar length are parsed together in lockstep (:meth:`_parse_batch`);
+        each parse is the one :meth:`_parse` gives, whatever the other sentences.
+        """
+        order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
+        parses: list[Parse | None] = [None] * len(sentences)
+        for begin in range(0, len(order), BATCH_SIZE):
+            chunk = order[begin : begin + BATCH_SIZE]
+            for index, parse in zip(chunk, self._parse_batch([sentences[i] for i in chunk]), strict=True):
+                parses[index] = parse
+        return [parse for parse in parses if parse is not None]
+
+    def _predict_one_by_one(self, sentences: Sequence[Sentence]) -> list[Parse]:
+        """The reference: :meth:`_parse` on each sentence alone (``predict`` gives the same)."""
         return [self._parse(sentence) for sentence in sentences]
 
     def _parse(self, sentence: Sentence) -> Parse:
+        """One sentence, one state at a time (the reference for :meth:`_parse_batch`)."""
         system = self._system()
         n = len(sentence)
         atoms = self._encode(sentence, gold=False).atoms
@@ -251,6 +281,55 @@ class TransitionParser(BaseParser):
                     scores, valid, cls
                 )
             self._apply_class(system, state, cls)
+        return self._finish(state, confidence)
+
+    def _parse_batch(self, sentences: Sequence[Sentence]) -> list[Parse]:
+        """Parse ``sentences`` in lockstep: one scoring call per step for all unfinished states.
+
+        Every row of the batched computations depends on its own state only, and each
+        state's scores, choice and probability equal :meth:`_parse`'s bit for bit.
+        """
+        system = self._system()
+        bank = StateBank.build([self._encode(sentence, gold=False).atoms for sentence in sentences])
+        states = [system.initial(len(sentence)) for sentence in sentences]
+        for number, state in enumerate(states):
+            bank.bind(number, state)
+        confidence = [np.full(len(sentence) + 1, np.nan) for sentence in sentences]
+        moves = self._class_moves()
+        active = [number for number, state in enumerate(states) if not system.is_terminal(state)]
+        while active:
+            stepping = [states[number] for number in active]
+            tokens = np.array([stack_buffer_tokens(state) for state in stepping], dtype=np.intp)
+            scores = self._scores(bank_atoms(bank, np.array(active, dtype=np.intp), tokens))
+            masks = [self._valid_classes(system, state) for state in stepping]
+            best = np.where(np.stack(masks), scores, -np.inf).argmax(axis=1)
+            probability = _probabilities(scores, masks, best).tolist()
+            for row, (number, state, cls) in enumerate(zip(active, stepping, best.tolist(), strict=True)):
+                action, label = moves[cls]
+                if action in ARC_ACTIONS:
+                    confidence[number][system.dependent(state, action)] = probability[row]
+                system.apply(state, action, label)
+            active = [number for number in active if not system.is_terminal(states[number])]
+        return [self._finish(state, arcs) for state, arcs in zip(states, confidence, strict=True)]
+
+    def _scores(self, atom_vectors: NDArray[np.int64]) -> NDArray[np.float32]:
+        """Class scores ``(m, n_classes)`` of states given by their atom vectors ``(m, n_atoms)``:
+        the weight rows of their ``n_templates`` hashed features, summed in template order."""
+        rows = self.rows_[hash_atoms(atom_vectors, self.n_bits)]  # (m, n_templates)
+        scores: NDArray[np.float32] = self.weights_[rows].sum(axis=1)
+        return scores
+
+    def _class_moves(self) -> list[tuple[Action, int]]:
+        """Each labelled class as the action and label id :meth:`_apply_class` applies."""
+        return [
+            (Action(int(action)), cls - 3 - (self.n_labels_ if action == Action.RIGHT_ARC else 0))
+            if action in ARC_ACTIONS
+            else (Action(int(action)), NONE)
+            for cls, action in enumerate(self.class_actions_.tolist())
+        ]
+
+    def _finish(self, state: State, confidence: NDArray[np.float64]) -> Parse:
+        """The parse of a terminal state: single root, deprojectivised, in sentence order."""
         heads, labels = self._single_root(state, confidence)
         if self._projective():
             heads, labels = deprojectivize(heads, labels)
@@ -284,6 +363,30 @@ def _probability(scores: NDArray[np.float32], valid: NDArray[np.bool_], cls: int
     chosen = scores[valid]
     top = float(chosen.max())
     return float(np.exp(float(scores[cls]) - top) / np.exp(chosen.astype(np.float64) - top).sum())
+
+
+def _probabilities(
+    scores: NDArray[np.float32], masks: Sequence[NDArray[np.bool_]], best: NDArray[np.intp]
+) -> NDArray[np.float64]:
+    """:func:`_probability` of every row's class ``best`` among its valid classes, ``(m,)``
+    (NaN for rows whose class builds no arc), with the same float operations.
+
+    Args:
+        scores: ``(m, n_classes)``; masks: ``m`` valid-class masks ``(n_classes,)``, the
+            same array object for equal masks; best: ``(m,)`` each row's chosen class.
+    """
+    probability = np.full(len(best), np.nan)
+    groups: dict[int, list[int]] = {}
+    for row in np.flatnonzero(best >= 3).tolist():
+        groups.setdefault(id(masks[row]), []).append(row)
+    for rows in groups.values():
+        chosen = scores[rows][:, masks[rows[0]]]  # (k, n_valid)
+        top = chosen.max(axis=1).astype(np.float64)
+        numerator = np.exp(scores[rows, best[rows]].astype(np.float64) - top)
+        exponentials = np.exp(chosen.astype(np.float64) - top[:, None])
+        # one 1-D sum per row: numpy sums a row of a 2-D array in another order
+        probability[rows] = numerator / [exponentials[k].sum() for k in range(len(rows))]
+    return probability
 
 
 # The members fix ``system`` by binding it in ``__init__``: ``inspect.signature`` (hence

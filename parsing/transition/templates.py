@@ -6,14 +6,21 @@ rightmost children of ``s0`` and ``s1``, the leftmost child of ``b0``), the buck
 distance ``s0``–``b0`` and valencies. Every template names up to four atoms; all
 templates of a configuration are hashed at once with one :func:`~parsing.features.hash_columns`
 call over columns gathered from the atom vector.
+
+Prediction parses a batch of sentences in lockstep: their states keep their arrays in one
+:class:`StateBank`, so :func:`bank_atoms` builds the atom vectors of every unfinished state
+with a few numpy calls, equal row for row to :func:`config_atoms`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 import numpy as np
 from numpy.typing import NDArray
 
-from parsing.features import hash_columns
+from parsing.features import bucket_distance, hash_columns
 from parsing.transition.state import NONE, State
 
 ABSENT = -2
@@ -138,3 +145,108 @@ def hash_atoms(atom_vectors: NDArray[np.int64], n_bits: int) -> NDArray[np.int64
 def features(state: State, atoms: NDArray[np.int64], n_bits: int) -> NDArray[np.int64]:
     """Hashed feature ids of ``state`` (one per template)."""
     return hash_atoms(config_atoms(state, atoms), n_bits)
+
+
+# ---------------------------------------------------------------------- batches of states
+
+
+def stack_buffer_tokens(state: State) -> tuple[int, int, int, int, int, int]:
+    """``s0 s1 s2 b0 b1 b2`` of ``state`` (``-1`` for an empty slot), as in :func:`config_atoms`."""
+    stack = state.stack
+    depth = len(stack)
+    return (
+        stack[-1] if depth > 0 else NONE,
+        stack[-2] if depth > 1 else NONE,
+        stack[-3] if depth > 2 else NONE,
+        state.b(0),
+        state.b(1),
+        state.b(2),
+    )
+
+
+_SIDE = np.array([0, 1, 0, 1, 0], dtype=np.intp)
+"""For ``s0l s0r s1l s1r b0l`` (and the valencies ``s0.vl s0.vr s1.vl s1.vr b0.vl``): 0 left, 1 right."""
+_PARENT = np.array([0, 0, 1, 1, 3], dtype=np.intp)
+"""For the same five: their word's column among ``s0 s1 s2 b0 b1 b2``."""
+
+
+@dataclass(slots=True)
+class StateBank:
+    """The arrays of a batch of states, sentence after sentence in shared storage.
+
+    Sentence ``i`` (``n`` words) owns columns ``start[i] .. start[i]+n+1``: its words
+    ``0..n``, then its *absent* slot ``absent[i] = start[i]+n+1`` where every attribute is
+    :data:`ABSENT` (and there is no child), which a missing position reads.
+
+    Attributes:
+        atoms: ``(4, total)`` form, UPOS, lemma, FEATS ids (the sentences' atom matrices).
+        labels: ``(total,)`` arc label ids (``-1`` until attached).
+        children: ``(2, total)`` leftmost and rightmost child, as word indices (``-1``: none).
+        valency: ``(2, total)`` number of left and right children.
+        start, absent: ``(n_sentences,)`` first and absent column of each sentence.
+    """
+
+    atoms: NDArray[np.int64]
+    labels: NDArray[np.intp]
+    children: NDArray[np.intp]
+    valency: NDArray[np.intp]
+    start: NDArray[np.intp]
+    absent: NDArray[np.intp]
+
+    @classmethod
+    def build(cls, atoms: Sequence[NDArray[np.int64]]) -> StateBank:
+        """Storage for sentences given by their ``(4, n+2)`` atom matrices (last column absent)."""
+        sizes = np.array([a.shape[1] for a in atoms], dtype=np.intp)
+        start = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.intp)
+        total = int(sizes.sum())
+        return cls(
+            atoms=np.concatenate(atoms, axis=1) if atoms else np.zeros((4, 0), dtype=np.int64),
+            labels=np.full(total, ABSENT, dtype=np.intp),
+            children=np.full((2, total), NONE, dtype=np.intp),
+            valency=np.full((2, total), ABSENT, dtype=np.intp),
+            start=start,
+            absent=start + sizes - 1,
+        )
+
+    def bind(self, sentence: int, state: State) -> None:
+        """Copy ``state``'s labels, children and valencies into sentence ``sentence``'s columns
+        and make the state use views of them (so its moves update the bank in place)."""
+        begin = int(self.start[sentence])
+        end = begin + len(state.heads)
+        self.labels[begin:end] = state.labels
+        self.children[0, begin:end], self.children[1, begin:end] = state.leftmost, state.rightmost
+        self.valency[0, begin:end], self.valency[1, begin:end] = state.n_left, state.n_right
+        state.labels = self.labels[begin:end]
+        state.leftmost, state.rightmost = self.children[0, begin:end], self.children[1, begin:end]
+        state.n_left, state.n_right = self.valency[0, begin:end], self.valency[1, begin:end]
+
+
+def bank_atoms(bank: StateBank, sentences: NDArray[np.intp], tokens: NDArray[np.intp]) -> NDArray[np.int64]:
+    """The atom vectors of a batch of states, ``(m, n_atoms)``; row ``j`` equals
+    :func:`config_atoms` of the state of sentence ``sentences[j]``.
+
+    Args:
+        bank: the states' storage (each state bound with :meth:`StateBank.bind`).
+        sentences: ``(m,)`` each state's sentence number in the bank.
+        tokens: ``(m, 6)`` each state's :func:`stack_buffer_tokens`.
+    """
+    start = bank.start[sentences][:, None]
+    absent = bank.absent[sentences][:, None]
+    columns = np.where(tokens >= 0, tokens + start, absent)  # (m, 6)
+    parents = columns[:, _PARENT]  # (m, 5)
+    kids = bank.children[_SIDE, parents]
+    positions = np.concatenate((columns, np.where(kids >= 0, kids + start, absent)), axis=1)  # (m, 11)
+    words = bank.atoms[:, positions].transpose(1, 0, 2).reshape(len(tokens), -1)  # (m, 44)
+    s0, b0 = tokens[:, 0], tokens[:, 3]
+    distance = np.where((s0 >= 0) & (b0 >= 0), bucket_distance(b0 - s0), ABSENT)
+    return np.concatenate(
+        (
+            words,
+            bank.labels[positions],
+            distance[:, None],
+            bank.valency[_SIDE, parents],
+            np.zeros((len(tokens), 1), dtype=np.int64),
+        ),
+        axis=1,
+        dtype=np.int64,
+    )
