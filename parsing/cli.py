@@ -2,6 +2,10 @@
 
 Each module in :mod:`parsing.commands` defines ``register(subparsers)``, which adds its
 sub-commands with ``set_defaults(run=function)``; ``function(args) -> int`` is the exit code.
+
+Commands run with BLAS limited to one thread: the parsers multiply small matrices, for which
+OpenBLAS's threads cost far more in synchronisation than they save (parsing Afrikaans with the
+second-order graph parser took several times longer with two threads on a busy machine).
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ import importlib
 import pkgutil
 import sys
 from collections.abc import Sequence
+
+from threadpoolctl import threadpool_limits
 
 import parsing.commands
 from parsing.conllu_io import ConlluError
@@ -34,7 +40,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     name) exits with status 2 and a one-line message."""
     args = build_parser().parse_args(argv)
     try:
-        status: int = args.run(args)
+        with threadpool_limits(limits=1, user_api="blas"):  # see the module docstring
+            status: int = args.run(args)
     except (ConlluError, FileNotFoundError, ModelFormatError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from flask import current_app
+from threadpoolctl import threadpool_limits
 
 from app.jobs import Progress, task
 from app.models import Job, Treebank, User
@@ -31,6 +32,11 @@ def preannotate(session: DbSession, job: Job, progress: Progress) -> dict[str, A
     ``ensemble`` (method name; default: the measured best) and ``sentences`` (ids to parse;
     default: every unannotated pool sentence).
     """
+    with threadpool_limits(limits=1, user_api="blas"):  # small matrices: see parsing.cli
+        return _preannotate(session, job, progress)
+
+
+def _preannotate(session: DbSession, job: Job, progress: Progress) -> dict[str, Any]:
     treebank = session.get(Treebank, job.treebank_id)
     user = session.get(User, job.user_id)
     if treebank is None or user is None:
