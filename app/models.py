@@ -262,8 +262,8 @@ class SentenceNote(Base):
 
 
 class TrainingRound(Base):
-    """One training of the members and the ensemble on a treebank; ``weights`` (the members'
-    dev UAS, or ones) weight the vote shares shown to annotators."""
+    """One training of the members and the ensemble on a treebank; ``weights`` weight the vote
+    shares shown to annotators (:func:`app.services.preannotate.vote_weights`)."""
 
     __tablename__ = "training_rounds"
     __table_args__ = (UniqueConstraint("treebank_id", "number"),)

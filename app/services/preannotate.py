@@ -5,8 +5,7 @@
 2. :func:`new_round` records a :class:`~app.models.TrainingRound`; :func:`train_round`
    fits every member and the round's ensemble method (default: the measured best,
    :data:`parsing.ensemble.registry.DEFAULT_METHOD`) into its model directory (no database
-   work), and the members' dev accuracies, which weight the vote shares shown to annotators
-   (uniform without dev).
+   work), and the weights of the vote shares shown to annotators (:func:`vote_weights`).
 3. :func:`parse_batch` parses sentences with every member and the ensemble and stores each
    member's tree (``parser``), the ensemble's (``ensemble``, vote share as ``scores``) and the
    sentence's disagreement; the caller commits each batch as one transaction.
@@ -149,15 +148,28 @@ def train_round(
     bundle = load_models(out)
     report("measuring the members on dev", 0.6)
     names = list(bundle.parsers)
+    round_.dev_uas = None
     if dev:
         accuracies = member_accuracy(dev, [bundle.parse(dev)[name] for name in names])
         round_.dev_uas = [float(a) for a in accuracies]
-        round_.weights = [float(a) for a in accuracies]
-    else:
-        round_.dev_uas = None
-        round_.weights = [1.0] * len(names)
+    round_.weights = vote_weights(bundle, round_.dev_uas)
     round_.train_sentences, round_.dev_sentences = len(train), len(dev)
     return TrainedRound(bundle, list(round_.weights))
+
+
+def vote_weights(bundle: ModelBundle, dev_uas: Sequence[float] | None) -> list[float]:
+    """Each member's weight in the vote shares annotators see: the voting ensemble's own
+    weights when the round's method votes (so a shown share is the ensemble's), else the
+    members' dev UAS, else one each."""
+    names = list(bundle.parsers)
+    learned = getattr(bundle.ensemble, "weights_", None)
+    if learned is not None and len(learned) == len(bundle.ensemble_members) and bundle.ensemble_members:
+        by_name = dict(zip(bundle.ensemble_members, (float(w) for w in learned), strict=True))
+        if set(by_name) == set(names):
+            return [by_name[name] for name in names]
+    if dev_uas is not None:
+        return [float(a) for a in dev_uas]
+    return [1.0] * len(names)
 
 
 def parse_batch(

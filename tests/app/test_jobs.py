@@ -63,7 +63,7 @@ def test_preannotation_stores_members_ensemble_and_confidence(
         assert state is not None and state.disagreement is not None and state.status == "todo"
     round_ = session.scalars(select(TrainingRound)).one()
     assert (round_.number, round_.train_sentences, round_.dev_sentences) == (1, 30, 10)
-    assert len(round_.weights) == 3 and round_.dev_uas is not None
+    assert len(round_.weights) == 3 and round_.dev_uas is not None and len(round_.dev_uas) == 3
     assert (Path(round_.model_dir) / "manifest.json").is_file()
     assert Path(round_.model_dir).parent.parent == fast
     assert round_.ensemble == DEFAULT_METHOD == done.result["ensemble"]
@@ -91,7 +91,10 @@ def test_preannotation_with_a_chosen_ensemble(app: Flask, session: Session, user
     assert done is not None and done.state == "done", done.error if done else None
     round_ = session.scalars(select(TrainingRound)).one()
     assert round_.ensemble == "vote-power"
-    assert load_models(round_.model_dir).ensemble_members == ["graph1", "eager"]
+    bundle = load_models(round_.model_dir)
+    assert bundle.ensemble_members == ["graph1", "eager"]
+    assert round_.dev_uas is not None  # shown shares use the ensemble's own weights, UAS**10
+    assert round_.weights == pytest.approx([uas**10 for uas in round_.dev_uas])
 
 
 def test_failure_is_recorded_and_nothing_half_written(

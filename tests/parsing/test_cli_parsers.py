@@ -15,7 +15,7 @@ from parsing.ensemble.registry import DEFAULT_METHOD, METHODS, method_spec
 from parsing.metrics import evaluate
 from parsing.pipeline import load_models
 
-QUICK = ["--set", "graph1.max_iter=2", "--set", "eager.epochs=2", "--set", "ensemble.max_iter=2"]
+QUICK = ["--set", "graph1.max_iter=2", "--set", "eager.epochs=2"]
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +86,7 @@ def test_parse_with_another_ensemble_or_none(model_dir: Path, slices: dict[str, 
     assert main([*argv, "--output", str(none), "--ensemble", "none", "--per-parser-dir", str(members)]) == 0
     assert none.read_text(encoding="utf-8") == (members / "graph1.conllu").read_text(encoding="utf-8")
     voted = tmp_path / "voted.conllu"
-    assert main([*argv, "--output", str(voted), "--ensemble", "vote-uniform"]) == 0  # learns nothing
+    assert main([*argv, "--output", str(voted), "--ensemble", "mbr"]) == 0  # learns nothing: any model
     assert len(load_sentences(voted)) == 60
     assert main([*argv, "--output", str(voted), "--ensemble", "vote-accuracy"]) == 2
     assert "train with --ensemble vote-accuracy" in capsys.readouterr().err
@@ -132,3 +132,15 @@ def test_bad_overrides_and_malformed_input_exit_2(slices: dict[str, Path], tmp_p
 
 def test_docstring_examples() -> None:
     assert doctest.testmod(parsers_command).failed == 0
+
+
+def test_train_and_parse_with_stacking(slices: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "stacked"
+    assert main(["train", "--train", str(slices["train"]), "--dev", str(slices["dev"]), "--out", str(out),
+                 "--parsers", "graph1,eager", "--tags", "gold", "--ensemble", "stack", *QUICK,
+                 "--set", "ensemble.max_iter=2"]) == 0
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["ensemble"] == {"method": "stack", "members": ["eager"]}
+    output = tmp_path / "stacked.conllu"
+    assert main(["parse", "--model", str(out), "--input", str(slices["raw"]), "--output", str(output)]) == 0
+    assert evaluate(load_sentences(slices["dev"]), load_sentences(output)).uas.f1 > 0.6
