@@ -16,6 +16,7 @@ in use.
 from __future__ import annotations
 
 import json
+import multiprocessing
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -66,17 +67,24 @@ class ModelBundle:
         return tagged
 
     def parse(self, sentences: Sequence[Sentence], names: Sequence[str] | None = None,
-              *, tags: TagMode | None = None) -> dict[str, list[Parse]]:
-        """Every named member's parses of ``sentences`` (tagged first if needed)."""
+              *, tags: TagMode | None = None, jobs: int = 1) -> dict[str, list[Parse]]:
+        """Every named member's parses of ``sentences`` (tagged first if needed).
+
+        With ``jobs > 1`` the members parse in that many forked processes (each inherits the
+        loaded models; only the parses travel back), where the platform can fork.
+        """
         prepared = self.prepare(sentences, tags)
         chosen = names or list(self.parsers)
         missing = [name for name in chosen if name not in self.parsers]
         if missing:
             raise ValueError(f"model has no parser {', '.join(missing)}; it has {', '.join(self.parsers)}")
+        if jobs > 1 and len(chosen) > 1 and "fork" in multiprocessing.get_all_start_methods():
+            return _parse_forked(self, prepared, list(chosen), jobs)
         return {name: self.parsers[name].predict(prepared) for name in chosen}
 
     def parse_with_ensemble(self, sentences: Sequence[Sentence], names: Sequence[str] | None = None,
-                            *, tags: TagMode | None = None) -> tuple[dict[str, list[Parse]], list[Parse]]:
+                            *, tags: TagMode | None = None, jobs: int = 1
+                            ) -> tuple[dict[str, list[Parse]], list[Parse]]:
         """Every named member's parses and the ensemble's (its members are always parsed).
 
         Raises:
@@ -86,10 +94,34 @@ class ModelBundle:
             raise ValueError("this model has no ensemble; train it with --ensemble METHOD")
         prepared = self.prepare(sentences, tags)
         wanted = list(dict.fromkeys([*(names or self.parsers), *self.ensemble_members]))
-        parses = self.parse(prepared, wanted, tags="gold")
+        parses = self.parse(prepared, wanted, tags="gold", jobs=jobs)
         combined = combine(self.ensemble, self.ensemble_members, prepared, parses)
         shown = names or list(self.parsers)
         return {name: parses[name] for name in shown}, combined
+
+
+_FORKED: tuple[ModelBundle, list[Sentence]] | None = None
+"""The bundle and sentences forked workers parse (set only while :func:`_parse_forked` runs)."""
+
+
+def _parse_in_child(name: str) -> tuple[str, list[Parse]]:
+    assert _FORKED is not None, "only called in workers forked by _parse_forked"
+    bundle, prepared = _FORKED
+    return name, bundle.parsers[name].predict(prepared)
+
+
+def _parse_forked(bundle: ModelBundle, prepared: list[Sentence], names: list[str], jobs: int
+                  ) -> dict[str, list[Parse]]:
+    """Each member's parses, members spread over ``jobs`` forked worker processes."""
+    global _FORKED
+    _FORKED = (bundle, prepared)
+    try:
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=min(jobs, len(names)), mp_context=context) as pool:
+            parsed = dict(pool.map(_parse_in_child, names))
+    finally:
+        _FORKED = None
+    return {name: parsed[name] for name in names}
 
 
 def train_tagger(train: Sequence[Sentence], dev: Sequence[Sentence] | None, *, random_state: int = 0

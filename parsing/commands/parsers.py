@@ -51,6 +51,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parse.add_argument("--tags", choices=("gold", "predicted"),
                        help="use the input's UPOS or tag first (default: as the model was trained)")
     parse.add_argument("--per-parser-dir", type=Path, help="also write one NAME.conllu per member")
+    parse.add_argument("--jobs", type=int, default=1, help="members parsing in parallel processes")
     parse.add_argument("--ensemble", choices=(*method_names(), "none"),
                        help="--output holds this ensemble's trees (default: the model's own ensemble; "
                             "'none', or a model without one: the first named member's trees). A method "
@@ -116,9 +117,9 @@ def run_parse(args: argparse.Namespace) -> int:
     sentences = [to_sentence(sentence) for sentence in raw]
     retag = tags == "predicted"
     if bundle.ensemble is not None:
-        parses, combined = bundle.parse_with_ensemble(sentences, names, tags=tags)
+        parses, combined = bundle.parse_with_ensemble(sentences, names, tags=tags, jobs=args.jobs)
     else:
-        parses = bundle.parse(sentences, names, tags=tags)
+        parses = bundle.parse(sentences, names, tags=tags, jobs=args.jobs)
         combined = parses[next(iter(parses))]
     _write(args.output, raw, combined, retag)
     if args.per_parser_dir:

@@ -92,6 +92,18 @@ def test_parse_with_another_ensemble_or_none(model_dir: Path, slices: dict[str, 
     assert "train with --ensemble vote-accuracy" in capsys.readouterr().err
 
 
+def test_parallel_members_give_the_same_files(model_dir: Path, slices: dict[str, Path],
+                                              tmp_path: Path) -> None:
+    argv = ["parse", "--model", str(model_dir), "--input", str(slices["raw"])]
+    one, two = tmp_path / "one", tmp_path / "two"
+    assert main([*argv, "--output", str(tmp_path / "one.conllu"), "--per-parser-dir", str(one)]) == 0
+    assert main([*argv, "--output", str(tmp_path / "two.conllu"), "--per-parser-dir", str(two),
+                 "--jobs", "2"]) == 0
+    assert (tmp_path / "one.conllu").read_bytes() == (tmp_path / "two.conllu").read_bytes()
+    for name in ("graph1.conllu", "eager.conllu"):
+        assert (one / name).read_bytes() == (two / name).read_bytes()
+
+
 def test_parse_a_subset_and_unknown_names(model_dir: Path, slices: dict[str, Path], tmp_path: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     output = tmp_path / "eager.conllu"
