@@ -249,7 +249,7 @@ def baseline_las() -> dict[tuple[str, str], float]:
         return found
     for line in BASELINES.read_text(encoding="utf-8").splitlines():
         cells = [c.strip() for c in line.strip("|").split("|")]
-        if len(cells) == 10 and cells[0].startswith("UD_"):
+        if len(cells) == 9 and cells[0].startswith("UD_"):
             found[(cells[0], "gold")] = float(cells[2])
             found[(cells[0], "predicted")] = float(cells[7])
     return found
