@@ -55,7 +55,7 @@ chromium:
 lint: $(VENV)/.test-deps
 	$(BIN)/ruff check app tests/app tests/browser bench/import_speed.py bench/page_speed.py bench/editor_speed.py
 	$(BIN)/mypy app tests/app
-	$(BIN)/mypy tests/browser
+	$(BIN)/mypy --explicit-package-bases tests/browser
 
 ## bench: import and page speed (set TEST_DATABASE_URL to include PostgreSQL)
 bench: $(VENV)/.test-deps

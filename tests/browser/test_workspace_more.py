@@ -19,10 +19,8 @@ from flask import Flask
 from sqlalchemy import select
 
 from app.extensions import db
-from app.models import Document, Sentence, SentenceNote, SentenceState, Treebank, TreeVersion, User
-from app.services.demo import DEMO_NAME, demo_file, setup_demo
-from app.services.trees import add_version
-from parsing.conllu_io import decode_utf8, parse_conllu
+from app.models import SentenceNote, TreeVersion, User
+from tests.browser.pool_trees import leaves, store_pool_trees
 
 pytestmark = pytest.mark.browser
 Shot = Callable[[Any, str], Path]
@@ -37,46 +35,13 @@ class Demo:
     """Sentence id → the ensemble's (heads, deprels)."""
 
 
-def leaves(heads: list[int]) -> list[int]:
-    """Words nothing attaches to and that do not attach to the root word (re-attaching them is safe)."""
-    root = heads.index(0) + 1
-    return [w for w in range(1, len(heads) + 1) if w not in heads and heads[w - 1] not in (0, root)]
-
-
 @pytest.fixture(scope="module")
 def demo(live_app: Flask) -> Demo:
     with live_app.app_context():
         ana = db.session.scalars(select(User).where(User.username == "ana")).one()
-        bo = User(username="bo", password_hash="x")
-        db.session.add(bo)
-        setup_demo(db.session, user=ana, sentences=50)
-        source = demo_file()
-        gold = {s.sent_id: s for s in parse_conllu(decode_utf8(source.read_bytes(), source=source.name),
-                                                    source=source.name)[:50]}
-        treebank_id = db.session.scalars(select(Treebank.id).where(Treebank.name == DEMO_NAME)).one()
-        rows = db.session.execute(
-            select(Sentence.id, Sentence.sent_id).join(Document)
-            .where(Document.treebank_id == treebank_id, Document.split == "pool")
-            .order_by(Document.position, Sentence.position)).all()
-        ensemble: dict[int, tuple[list[int], list[str]]] = {}
-        for sentence_id, sent_id in rows:
-            words = gold[sent_id].words
-            heads, deprels = [int(w[6]) for w in words], [w[7] for w in words]
-            eager_heads = list(heads)
-            if leaves(heads):
-                eager_heads[leaves(heads)[0] - 1] = heads.index(0) + 1
-            for name, member_heads in (("graph1", heads), ("eager", eager_heads)):
-                add_version(db.session, sentence_id=sentence_id, source=name, heads=member_heads,
-                            deprels=deprels, user=bo)
-            shares = [1.0 if a == b else 0.5 for a, b in zip(heads, eager_heads, strict=True)]
-            add_version(db.session, sentence_id=sentence_id, source="ensemble", heads=heads, deprels=deprels,
-                        user=bo, scores=shares)
-            disputed = sum(a != b for a, b in zip(heads, eager_heads, strict=True))
-            db.session.add(SentenceState(sentence_id=sentence_id, status="todo",
-                                         disagreement=disputed / len(heads) / 2))
-            ensemble[sentence_id] = (heads, deprels)
+        stored = store_pool_trees(db.session, ana)
         db.session.commit()
-        pool = [sentence_id for sentence_id, _ in rows]
+        treebank_id, pool, ensemble = stored.treebank_id, stored.pool, stored.ensemble
     assert len(pool) == 10
     return Demo(treebank_id, pool, ensemble)
 

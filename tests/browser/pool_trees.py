@@ -1,0 +1,70 @@
+"""The demo pool pre-annotated straight in the database, for browser tests that need no training.
+
+:func:`store_pool_trees` gives each pool sentence of the 50-sentence demo treebank a
+``graph1`` tree (the demo's gold tree), an ``eager`` tree (gold with one leaf moved under the
+root word), the ``ensemble`` tree (gold, vote share 0.5 where the two disagree) and a
+disagreement score, all by ``bo``, as a pre-annotation run would store them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import select
+
+from app.models import Document, Sentence, SentenceState, Treebank, User
+from app.services import DbSession
+from app.services.demo import DEMO_NAME, demo_file, setup_demo
+from app.services.trees import add_version
+from parsing.conllu_io import decode_utf8, parse_conllu
+
+
+@dataclass(frozen=True)
+class PoolTrees:
+    treebank_id: int
+    pool: list[int]
+    """Pool sentence ids in document order (the queue's ``position`` order)."""
+    ensemble: dict[int, tuple[list[int], list[str]]]
+    """Sentence id → the ensemble's (heads, deprels)."""
+    bo: User
+    """The user who 'ran' the pre-annotation."""
+
+
+def leaves(heads: list[int]) -> list[int]:
+    """Words nothing attaches to and that do not attach to the root word (re-attaching them is safe)."""
+    root = heads.index(0) + 1
+    return [w for w in range(1, len(heads) + 1) if w not in heads and heads[w - 1] not in (0, root)]
+
+
+def store_pool_trees(session: DbSession, ana: User) -> PoolTrees:
+    """Import the demo (as ``ana``), add user ``bo`` and the pool's trees; flushes, no commit."""
+    bo = User(username="bo", password_hash="x")
+    session.add(bo)
+    setup_demo(session, user=ana, sentences=50)
+    source = demo_file()
+    gold = {s.sent_id: s for s in parse_conllu(decode_utf8(source.read_bytes(), source=source.name),
+                                                source=source.name)[:50]}
+    treebank_id = session.scalars(select(Treebank.id).where(Treebank.name == DEMO_NAME)).one()
+    rows = session.execute(
+        select(Sentence.id, Sentence.sent_id).join(Document)
+        .where(Document.treebank_id == treebank_id, Document.split == "pool")
+        .order_by(Document.position, Sentence.position)).all()
+    ensemble: dict[int, tuple[list[int], list[str]]] = {}
+    for sentence_id, sent_id in rows:
+        words = gold[sent_id].words
+        heads, deprels = [int(w[6]) for w in words], [w[7] for w in words]
+        eager_heads = list(heads)
+        if leaves(heads):
+            eager_heads[leaves(heads)[0] - 1] = heads.index(0) + 1
+        for name, member_heads in (("graph1", heads), ("eager", eager_heads)):
+            add_version(session, sentence_id=sentence_id, source=name, heads=member_heads,
+                        deprels=deprels, user=bo)
+        shares = [1.0 if a == b else 0.5 for a, b in zip(heads, eager_heads, strict=True)]
+        add_version(session, sentence_id=sentence_id, source="ensemble", heads=heads, deprels=deprels,
+                    user=bo, scores=shares)
+        disputed = sum(a != b for a, b in zip(heads, eager_heads, strict=True))
+        session.add(SentenceState(sentence_id=sentence_id, status="todo",
+                                  disagreement=disputed / len(heads) / 2))
+        ensemble[sentence_id] = (heads, deprels)
+    session.flush()
+    return PoolTrees(treebank_id, [sentence_id for sentence_id, _ in rows], ensemble, bo)
