@@ -50,6 +50,7 @@ from numpy.typing import NDArray
 from parsing.base import BaseParser
 from parsing.features import Vocabulary
 from parsing.transition.arc_swap import ArcSwap, SwapGold
+from parsing.transition.probabilities import action_probabilities, action_probability
 from parsing.transition.pseudo_projective import deprojectivize, projectivize
 from parsing.transition.state import ARC_ACTIONS, NONE, Action, State, TransitionSystem
 from parsing.transition.systems import get_system
@@ -277,9 +278,8 @@ class TransitionParser(BaseParser):
             valid = self._valid_classes(system, state)
             cls = int(np.argmax(np.where(valid, scores, -np.inf)))
             if cls >= 3:
-                confidence[system.dependent(state, Action(int(self.class_actions_[cls])))] = _probability(
-                    scores, valid, cls
-                )
+                dependent = system.dependent(state, Action(int(self.class_actions_[cls])))
+                confidence[dependent] = action_probability(scores, valid, cls)
             self._apply_class(system, state, cls)
         return self._finish(state, confidence)
 
@@ -303,7 +303,7 @@ class TransitionParser(BaseParser):
             scores = self._scores(bank_atoms(bank, np.array(active, dtype=np.intp), tokens))
             masks = [self._valid_classes(system, state) for state in stepping]
             best = np.where(np.stack(masks), scores, -np.inf).argmax(axis=1)
-            probability = _probabilities(scores, masks, best).tolist()
+            probability = action_probabilities(scores, masks, best).tolist()
             for row, (number, state, cls) in enumerate(zip(active, stepping, best.tolist(), strict=True)):
                 action, label = moves[cls]
                 if action in ARC_ACTIONS:
@@ -357,36 +357,6 @@ class TransitionParser(BaseParser):
             if d != main:
                 heads[d], labels[d], confidence[d] = main, self.fallback_label_, 0.0
         return heads, labels
-
-
-def _probability(scores: NDArray[np.float32], valid: NDArray[np.bool_], cls: int) -> float:
-    chosen = scores[valid]
-    top = float(chosen.max())
-    return float(np.exp(float(scores[cls]) - top) / np.exp(chosen.astype(np.float64) - top).sum())
-
-
-def _probabilities(
-    scores: NDArray[np.float32], masks: Sequence[NDArray[np.bool_]], best: NDArray[np.intp]
-) -> NDArray[np.float64]:
-    """:func:`_probability` of every row's class ``best`` among its valid classes, ``(m,)``
-    (NaN for rows whose class builds no arc), with the same float operations.
-
-    Args:
-        scores: ``(m, n_classes)``; masks: ``m`` valid-class masks ``(n_classes,)``, the
-            same array object for equal masks; best: ``(m,)`` each row's chosen class.
-    """
-    probability = np.full(len(best), np.nan)
-    groups: dict[int, list[int]] = {}
-    for row in np.flatnonzero(best >= 3).tolist():
-        groups.setdefault(id(masks[row]), []).append(row)
-    for rows in groups.values():
-        chosen = scores[rows][:, masks[rows[0]]]  # (k, n_valid)
-        top = chosen.max(axis=1).astype(np.float64)
-        numerator = np.exp(scores[rows, best[rows]].astype(np.float64) - top)
-        exponentials = np.exp(chosen.astype(np.float64) - top[:, None])
-        # one 1-D sum per row: numpy sums a row of a 2-D array in another order
-        probability[rows] = numerator / [exponentials[k].sum() for k in range(len(rows))]
-    return probability
 
 
 # The members fix ``system`` by binding it in ``__init__``: ``inspect.signature`` (hence
