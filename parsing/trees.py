@@ -114,3 +114,17 @@ def tree_score(scores: ArrayLike, heads: ArrayLike) -> float:
     if matrix.shape != (array.shape[0], array.shape[0]):
         raise ValueError(f"scores {matrix.shape} and heads {array.shape} do not match")
     return float(matrix[np.arange(1, array.shape[0]), array[1:]].sum())
+
+
+def reverse_heads(heads: NDArray[np.intp]) -> NDArray[np.intp]:
+    """The same tree on the reversed sentence (word ``d`` becomes ``n+1-d``); an involution.
+
+    Used by the right-to-left parsers, which read the sentence backwards.
+
+    Examples:
+        >>> reverse_heads(np.array([-1, 2, 0, 2])).tolist()
+        [-1, 2, 0, 2]
+    """
+    n = len(heads) - 1
+    flipped = heads[:0:-1]
+    return np.concatenate(([-1], np.where(flipped > 0, n + 1 - flipped, flipped))).astype(np.intp)

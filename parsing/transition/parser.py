@@ -63,24 +63,13 @@ from parsing.transition.templates import (
     stack_buffer_tokens,
 )
 from parsing.transition.training import Encoded, build_rows, drop_zero_rows, train_epochs
+from parsing.trees import reverse_heads
 from parsing.types import Parse, Sentence
 
 _FIXED_CLASSES = (Action.SHIFT, Action.REDUCE, Action.SWAP)
 
 BATCH_SIZE = 64
 """Sentences parsed together in lockstep by :meth:`TransitionParser.predict`."""
-
-
-def reverse_heads(heads: NDArray[np.intp]) -> NDArray[np.intp]:
-    """The same tree on the reversed sentence (word ``d`` becomes ``n+1-d``); an involution.
-
-    Examples:
-        >>> reverse_heads(np.array([-1, 2, 0, 2])).tolist()
-        [-1, 2, 0, 2]
-    """
-    n = len(heads) - 1
-    flipped = heads[:0:-1]
-    return np.concatenate(([NONE], np.where(flipped > 0, n + 1 - flipped, flipped))).astype(np.intp)
 
 
 class TransitionParser(BaseParser):
