@@ -20,7 +20,7 @@ from sqlalchemy import select
 
 from app.extensions import db
 from app.models import SentenceNote, TreeVersion, User
-from tests.browser.pool_trees import leaves, store_pool_trees
+from tests.browser.helpers import editor_state, leaves, open_editor, store_pool_trees
 
 pytestmark = pytest.mark.browser
 Shot = Callable[[Any, str], Path]
@@ -44,19 +44,6 @@ def demo(live_app: Flask) -> Demo:
         treebank_id, pool, ensemble = stored.treebank_id, stored.pool, stored.ensemble
     assert len(pool) == 10
     return Demo(treebank_id, pool, ensemble)
-
-
-def editor_state(page: Any) -> dict[str, Any]:
-    state: dict[str, Any] = page.evaluate("""() => { const S = window.arcvoteEditor;
-        return {heads: S.heads, deprels: S.deprels, version: S.version, selected: S.selected,
-                pending: S.pending, dirty: S.dirty, words: S.words.map((w) => w.form)}; }""")
-    return state
-
-
-def open_editor(page: Any, sentence_id: int) -> dict[str, Any]:
-    page.goto(f"/workspace/sentences/{sentence_id}")
-    page.wait_for_selector("#tree svg")
-    return editor_state(page)
 
 
 def stored_annotations(live_app: Flask, sentence_id: int) -> list[TreeVersion]:

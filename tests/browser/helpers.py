@@ -1,4 +1,5 @@
-"""The demo pool pre-annotated straight in the database, for browser tests that need no training.
+"""Shared by the browser tests: the demo pool pre-annotated straight in the database (no
+training), and reading the editor's state in the page.
 
 :func:`store_pool_trees` gives each pool sentence of the 50-sentence demo treebank a
 ``graph1`` tree (the demo's gold tree), an ``eager`` tree (gold with one leaf moved under the
@@ -9,6 +10,7 @@ disagreement score, all by ``bo``, as a pre-annotation run would store them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import select
 
@@ -68,3 +70,18 @@ def store_pool_trees(session: DbSession, ana: User) -> PoolTrees:
         ensemble[sentence_id] = (heads, deprels)
     session.flush()
     return PoolTrees(treebank_id, [sentence_id for sentence_id, _ in rows], ensemble, bo)
+
+
+def editor_state(page: Any) -> dict[str, Any]:
+    """The editor's current heads, labels, version, selection and words (``window.arcvoteEditor``)."""
+    state: dict[str, Any] = page.evaluate("""() => { const S = window.arcvoteEditor;
+        return {heads: S.heads, deprels: S.deprels, version: S.version, selected: S.selected,
+                pending: S.pending, dirty: S.dirty, words: S.words.map((w) => w.form)}; }""")
+    return state
+
+
+def open_editor(page: Any, sentence_id: int) -> dict[str, Any]:
+    """Open the editor of ``sentence_id`` and wait for its tree; its state."""
+    page.goto(f"/workspace/sentences/{sentence_id}")
+    page.wait_for_selector("#tree svg")
+    return editor_state(page)
