@@ -116,6 +116,21 @@ def test_first_order_decoders_match_brute_force(n: int) -> None:
                 assert np.array_equal(via_mst, heads)
 
 
+@pytest.mark.parametrize("n", range(2, 7))
+def test_chu_liu_edmonds_with_tied_integer_scores_matches_brute_force(n: int) -> None:
+    """Ties everywhere (scores in 0..3): many greedy cycles at once, many equal trees."""
+    trees, _, single_root = all_trees(n)
+    rng = np.random.default_rng(2000 + n)
+    for _ in range(N_MATRICES):
+        scores = rng.integers(0, 4, size=(n + 1, n + 1)).astype(np.float64)
+        tree_scores = first_order_scores(scores, trees)
+        for single in (True, False):
+            heads = chu_liu_edmonds(scores, single_root=single)
+            check_against_brute_force(heads, 0.0, projective=False, single_root=single)
+            best = tree_scores[single_root].max() if single else tree_scores.max()
+            assert tree_score(scores, heads) == best
+
+
 def reference_second_order(arcs: NDArray[np.float64], sibs: NDArray[np.float64], heads: list[int]) -> float:
     """Plain-Python second-order score: arcs plus sibling terms, children generated outwards."""
     total = 0.0
@@ -220,13 +235,19 @@ def test_second_order_inputs_validated_and_not_mutated() -> None:
     assert eisner_second_order(np.zeros((2, 2)), np.zeros((2, 2, 2))).tolist() == [-1, 0]
 
 
-@pytest.mark.parametrize("n", [10, 25])
-def test_single_root_pruning_matches_exhaustive_root_choice(n: int) -> None:
-    """Longer sentences: the pruned single-root search equals trying every root child."""
+@pytest.mark.parametrize(("n", "tree_bonus"), [(10, 0.0), (25, 0.0), (60, 3.0)])
+def test_single_root_matches_exhaustive_root_choice(n: int, tree_bonus: float) -> None:
+    """Longer sentences: the single-root decode equals trying every root child.
+
+    With ``tree_bonus`` a random tree with several ROOT children is favoured, as a trained
+    scorer favours one: the unconstrained optimum is that tree, and the constraint binds.
+    """
     rng = np.random.default_rng(n)
     for _ in range(15):
         scores = rng.normal(size=(n + 1, n + 1))
         scores[1:, 0] += 1.0  # several words want ROOT, so the constraint binds
+        favoured = [0, 0, 0, *(int(rng.integers(0, d)) for d in range(3, n + 1))]
+        scores[np.arange(1, n + 1), favoured[1:]] += tree_bonus
         best = -np.inf
         for child in range(1, n + 1):
             restricted = scores.copy()
@@ -236,8 +257,10 @@ def test_single_root_pruning_matches_exhaustive_root_choice(n: int) -> None:
         heads = chu_liu_edmonds(scores)
         assert np.count_nonzero(heads[1:] == 0) == 1 and is_tree(heads)
         assert np.isclose(tree_score(scores, heads), best)
-        unconstrained = tree_score(scores, chu_liu_edmonds(scores, single_root=False))
-        assert unconstrained >= best - 1e-9
+        free = chu_liu_edmonds(scores, single_root=False)
+        assert tree_score(scores, free) >= best - 1e-9
+        if tree_bonus:
+            assert np.count_nonzero(free[1:] == 0) > 1
         assert tree_score(scores, eisner(scores)) <= best + 1e-9
 
 
