@@ -141,17 +141,43 @@ def beam_search(
         sentence = np.repeat(np.arange(len(active)), [len(beams[i]) for i in active])
         candidates = np.full((len(active), beam, n_actions), -np.inf)
         candidates[sentence, ranks] = totals
-        flat = candidates.reshape(len(active), -1)
-        best = np.argsort(-flat, axis=1, kind="stable")[:, :beam]
-        scores = np.take_along_axis(flat, best, axis=1)
+        chosen = top_k(candidates.reshape(len(active), -1), beam)
         first = 0
         for j, i in enumerate(active):
             parents = hyps[first : first + len(beams[i])]
             first += len(parents)
-            keep = np.isfinite(scores[j])
             beams[i] = [
                 Hypothesis(_advance(parents[c // n_actions].state, c % n_actions, space), score)
-                for c, score in zip(best[j][keep].tolist(), scores[j][keep].tolist(), strict=True)
+                for c, score in chosen[j]
             ]
         active = [i for i in active if not system.is_final(beams[i][0].state)]
     return beams
+
+
+def top_k(scores: NDArray[np.float64], k: int) -> list[list[tuple[int, float]]]:
+    """Each row's ``k`` largest finite entries as ``(column, score)``, best first.
+
+    Ties go to the lower column, as a stable sort of ``-scores`` would order them; rows with
+    fewer than ``k`` finite entries give them all. A partition finds each row's ``k``-th
+    largest value, so only the entries at or above it are sorted.
+
+    Args:
+        scores: shape ``(rows, columns)``, ``-inf`` for no candidate.
+        k: how many to keep per row.
+
+    Examples:
+        >>> top_k(np.array([[1.0, 3.0, 3.0, -np.inf], [-np.inf, 2.0, -np.inf, -np.inf]]), 2)
+        [[(1, 3.0), (2, 3.0)], [(1, 2.0)]]
+    """
+    columns = scores.shape[1]
+    k = min(k, columns)
+    threshold = np.partition(scores, columns - k, axis=1)[:, columns - k]
+    rows, cols = np.nonzero((scores >= threshold[:, None]) & (scores > -np.inf))
+    values = scores[rows, cols]
+    order = np.lexsort((cols, -values, rows))
+    kept: list[list[tuple[int, float]]] = [[] for _ in range(scores.shape[0])]
+    ranked = zip(rows[order].tolist(), cols[order].tolist(), values[order].tolist(), strict=True)
+    for row, col, value in ranked:
+        if len(kept[row]) < k:
+            kept[row].append((col, value))
+    return kept

@@ -17,6 +17,7 @@ from parsing.metrics import evaluate
 from parsing.neural import NeuralTransitionParser
 from parsing.neural import network as nw
 from parsing.neural.features import children
+from parsing.neural.search import top_k
 from parsing.types import Parse, Sentence
 
 UD_ROOT = Path(__file__).resolve().parents[3] / "shared" / "ud"
@@ -192,3 +193,19 @@ def test_hyperparameters_follow_the_estimator_contract() -> None:
     assert clone(parser).get_params()["hidden"] == 17
     with pytest.raises(ValueError, match="single-rooted"):
         parser.fit([Sentence.from_words(["a"])])
+
+
+def test_top_k_orders_as_a_stable_sort() -> None:
+    """The beam's partition-based selection keeps exactly what a stable full sort keeps."""
+    rng = np.random.default_rng(0)
+    for _ in range(500):
+        rows, columns, k = (int(v) for v in (rng.integers(1, 6), rng.integers(1, 40), rng.integers(1, 8)))
+        scores = rng.integers(-3, 3, size=(rows, columns)).astype(np.float64)  # many ties
+        scores[rng.random(scores.shape) < 0.4] = -np.inf
+        order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+        kept = np.take_along_axis(scores, order, axis=1)
+        expected = [
+            [(int(c), float(v)) for c, v in zip(order[j], kept[j], strict=True) if np.isfinite(v)]
+            for j in range(rows)
+        ]
+        assert top_k(scores, k) == expected
