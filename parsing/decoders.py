@@ -183,13 +183,10 @@ def eisner(scores: ArrayLike, *, single_root: bool = True) -> Heads:
 def _cle(scores: Scores) -> Heads | None:
     """Maximum spanning arborescence rooted at 0 of masked ``scores``; None if infeasible.
 
-    Iterative: contract every cycle of the greedy graph at once (:func:`_contract`, which
-    records how to expand them), until the greedy heads form a tree; then expand the
-    contractions in reverse order. A well-trained scorer's greedy graph has few cycles,
-    so most sentences need one or two rounds, each a handful of ``(n+1, n+1)`` array
-    operations.
+    Iterative: contract one cycle of the greedy graph at a time (recording how to expand
+    it), then expand the contractions in reverse order. Each contraction is vectorised.
     """
-    records: list[_Contraction] = []
+    records = []
     current = scores
     while True:
         size = current.shape[0]
@@ -198,101 +195,38 @@ def _cle(scores: Scores) -> Heads | None:
         if np.any(best[1:] == _NEG):
             return None
         heads[0] = -1
-        cycle_of = _cycles(heads)
-        if cycle_of is None:
+        cycle_list = find_cycle(heads)
+        if cycle_list is None:
             break
-        current, record = _contract(current, heads, best, cycle_of)
-        records.append(record)
-    for record in reversed(records):
-        heads = record.expand(heads)
+        cycle = np.array(cycle_list, dtype=np.intp)
+        outside = np.ones(size, dtype=bool)
+        outside[cycle] = False
+        rest = np.flatnonzero(outside)  # rest[0] == 0: ROOT is never on a cycle
+        # arc h -> cycle (h outside): max_c S[c,h] - S[c,head(c)], shape (len(rest),)
+        enter = current[cycle[:, None], rest] - best[cycle][:, None]
+        enter_arg = enter.argmax(axis=0)
+        # arc cycle -> d (d outside): max_c S[d,c], shape (len(rest),)
+        leave = current[rest[:, None], cycle]
+        leave_arg = leave.argmax(axis=1)
+        k = rest.shape[0]  # the contracted node gets index k
+        contracted = np.empty((k + 1, k + 1))
+        contracted[:k, :k] = current[rest[:, None], rest]
+        contracted[:k, k] = leave[np.arange(k), leave_arg]
+        contracted[k, :k] = enter[enter_arg, np.arange(k)]
+        contracted[k, k] = _NEG
+        records.append((rest, cycle, heads[cycle], enter_arg, leave_arg, size))
+        current = contracted
+    for rest, cycle, cycle_heads, enter_arg, leave_arg, size in reversed(records):
+        k = rest.shape[0]
+        expanded = np.empty(size, dtype=np.intp)
+        small = heads[:k]
+        from_cycle = small == k
+        expanded[rest] = np.where(from_cycle, cycle[leave_arg], rest[np.where(from_cycle, 0, small)])
+        expanded[0] = -1
+        expanded[cycle] = cycle_heads
+        expanded[cycle[enter_arg[heads[k]]]] = rest[heads[k]]  # the arc that breaks the cycle
+        heads = expanded
     return heads
-
-
-def _cycles(heads: Heads) -> NDArray[np.intp] | None:
-    """Every cycle of a head graph: shape ``(n+1,)``, the cycle number of each node on a
-    cycle (``0, 1, ...``) and ``-1`` elsewhere; ``None`` when there is no cycle."""
-    head_list = heads.tolist()
-    size = len(head_list)
-    state = [0] * size  # 0 = unvisited, 1 = on the current path, 2 = done
-    cycle_of = [-1] * size
-    count = 0
-    for start in range(1, size):
-        path: list[int] = []
-        node = start
-        while node >= 1 and state[node] == 0:
-            state[node] = 1
-            path.append(node)
-            node = head_list[node]
-        if node >= 1 and state[node] == 1:  # the path closed on itself
-            for member in path[path.index(node) :]:
-                cycle_of[member] = count
-            count += 1
-        for member in path:
-            state[member] = 2
-    return np.array(cycle_of, dtype=np.intp) if count else None
-
-
-class _Contraction:
-    """How to expand one round of contractions: for every pair of groups ``(b, a)`` of
-    the contracted graph, the original arc ``head -> dep`` behind its arc ``a -> b``."""
-
-    __slots__ = ("dep", "greedy", "head")
-
-    def __init__(self, greedy: Heads, dep: NDArray[np.intp], head: NDArray[np.intp]) -> None:
-        self.greedy = greedy  # (size,) greedy heads: cycle members keep theirs
-        self.dep = dep  # (k, k) the node of group b that the arc enters
-        self.head = head  # (k, k) the node of group a it leaves
-
-    def expand(self, group_heads: Heads) -> Heads:
-        """Heads of shape ``(size,)`` from the contracted graph's heads of shape ``(k,)``."""
-        groups = np.arange(1, group_heads.shape[0])
-        expanded = self.greedy.copy()
-        chosen = group_heads[1:]
-        expanded[self.dep[groups, chosen]] = self.head[groups, chosen]
-        return expanded
-
-
-def _contract(
-    scores: Scores, heads: Heads, best: NDArray[np.float64], cycle_of: NDArray[np.intp]
-) -> tuple[Scores, _Contraction]:
-    """Contract every cycle of the greedy graph into one node (Chu-Liu-Edmonds).
-
-    Nodes off cycles (ROOT first) keep their order as groups ``0..s-1``; cycle ``c``
-    becomes group ``s + c``. An arc entering a cycle member ``d`` is reweighted by
-    ``-best[d]`` (it replaces ``d``'s cycle arc); the contracted score of ``a -> b`` is the
-    best reweighted arc from a node of group ``a`` to a node of group ``b``. Both maxima
-    are taken over contiguous blocks of a permuted matrix with ``reduceat``; ties go to
-    the lowest node.
-
-    Returns:
-        the contracted scores, shape ``(k, k)``, and the record that expands its heads.
-    """
-    size = scores.shape[0]
-    on_cycle = cycle_of >= 0
-    n_single = size - int(np.count_nonzero(on_cycle))
-    labels = np.empty(size, dtype=np.intp)
-    labels[~on_cycle] = np.arange(n_single)
-    labels[on_cycle] = n_single + cycle_of[on_cycle]
-    order = np.argsort(labels, kind="stable")
-    starts = np.searchsorted(labels[order], np.arange(labels.max() + 1))
-    lengths = np.diff(np.append(starts, size))
-    reweighted = scores - np.where(on_cycle, best, 0.0)[:, None]
-    permuted = reweighted[order][:, order]
-    positions = np.arange(size)
-    # best head inside each group, per dependant: (size, k)
-    col_best = np.maximum.reduceat(permuted, starts, axis=1)
-    is_best = permuted == np.repeat(col_best, lengths, axis=1)
-    col_arg = np.minimum.reduceat(np.where(is_best, positions[None, :], size), starts, axis=1)
-    # best dependant inside each group: (k, k)
-    contracted = np.maximum.reduceat(col_best, starts, axis=0)
-    is_best = col_best == np.repeat(contracted, lengths, axis=0)
-    row_arg = np.minimum.reduceat(np.where(is_best, positions[:, None], size), starts, axis=0)
-    k = starts.shape[0]
-    contracted[0, :] = _NEG
-    np.fill_diagonal(contracted, _NEG)
-    dep = order[row_arg]
-    head = order[col_arg[row_arg, np.arange(k)[None, :]]]
-    return contracted, _Contraction(heads, dep, head)
 
 
 def chu_liu_edmonds(scores: ArrayLike, *, single_root: bool = True) -> Heads:
