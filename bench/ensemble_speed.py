@@ -5,11 +5,12 @@ so nothing is trained: for each treebank, the test file is parsed by every membe
 combined by :data:`parsing.ensemble.registry.DEFAULT_METHOD` (through
 ``ModelBundle.parse_with_ensemble``, the path ``python -m parsing parse`` takes), once in
 this process (one core) and once with members in ``--jobs`` forked processes. Each member's
-own words/s is printed too, and the ensemble's test UAS/LAS (CoNLL 2018 conventions), so a
-faster decoder is seen to give the same accuracy. With UDPipe 1 models from
+own words/s is printed too, and every test LAS (CoNLL 2018 conventions), so a faster
+decoder is seen to keep the accuracy. With UDPipe 1 models from
 ``../shared/bench/peer_udpipe.py`` (``--peer-models``, default ``../peer-out``), UDPipe 1
-parses the same test file in the same run (one thread, gold tags, its timing includes
-reading and writing CoNLL-U, ours does not) for a ratio. Run it on a quiet machine.
+parses the same test file in the same run (one thread, gold tags; its timing includes
+reading and writing CoNLL-U, ours does not) for a speed ratio and its LAS. Run it on a
+quiet machine.
 
     .venv/bin/python bench/ensemble_speed.py                 # every kept gold model
     .venv/bin/python bench/ensemble_speed.py --jobs 2 --treebanks UD_Wolof-WTB
@@ -25,13 +26,17 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import argparse  # noqa: E402
 import json  # noqa: E402
 import subprocess  # noqa: E402
+import tempfile  # noqa: E402
 import time  # noqa: E402
+from collections.abc import Sequence  # noqa: E402
 from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
 
 from parsing.conllu_io import load_sentences  # noqa: E402
 from parsing.ensemble.registry import DEFAULT_METHOD, fit_ensemble  # noqa: E402
 from parsing.metrics import evaluate  # noqa: E402
 from parsing.pipeline import load_models  # noqa: E402
+from parsing.types import Parse, Sentence  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -44,52 +49,83 @@ model = Model.load(sys.argv[1])
 pipe = Pipeline(model, "conllu", Pipeline.NONE, Pipeline.DEFAULT, "conllu")
 text = open(sys.argv[2], encoding="utf-8").read()
 started = time.perf_counter()
-pipe.process(text, ProcessingError())
+parsed = pipe.process(text, ProcessingError())
 print(time.perf_counter() - started)
+open(sys.argv[3], "w", encoding="utf-8").write(parsed)
 """
 
 
-def peer_words_per_second(model: Path, test_path: Path, words: int) -> int | None:
-    """UDPipe 1's parsing speed (gold tags, CoNLL-U in and out) with ``model``, or None."""
+def las(gold: list[Sentence], system: Sequence[Sentence | Parse]) -> float:
+    """Test LAS in percent, CoNLL 2018 conventions."""
+    return round(100 * evaluate(gold, system).las.f1, 2)
+
+
+def run_peer(model: Path, test_path: Path, test: list[Sentence]) -> dict[str, float] | None:
+    """UDPipe 1 with ``model`` on the test file (gold tags, one thread): its words/s, CoNLL-U
+    in and out included, and its LAS; None without the peer or the model."""
     if not (PEER_PYTHON.exists() and model.is_file()):
         return None
-    command = [str(PEER_PYTHON), "-c", _PEER_PARSE, str(model), str(test_path)]
-    run = subprocess.run(command, capture_output=True, text=True, check=True,
-                         env={**os.environ, "OMP_NUM_THREADS": "1"})
-    return round(words / float(run.stdout))
+    with tempfile.TemporaryDirectory() as tmp:
+        output = Path(tmp) / "parsed.conllu"
+        command = [str(PEER_PYTHON), "-c", _PEER_PARSE, str(model), str(test_path), str(output)]
+        run = subprocess.run(command, capture_output=True, text=True, check=True,
+                             env={**os.environ, "OMP_NUM_THREADS": "1"})
+        parsed = load_sentences(output)
+    words = sum(len(s) for s in test)
+    return {"words_per_s": round(words / float(run.stdout)), "las": las(test, parsed)}
 
 
-def measure(model_dir: Path, test_path: Path, jobs: int, peer_model: Path) -> dict[str, object]:
-    """Words/s of each member (one core), of the full default ensemble (1 and ``jobs``
-    processes) and of UDPipe 1 with ``peer_model`` when there is one."""
+def measure(model_dir: Path, test_path: Path, jobs: int, peer_model: Path) -> dict[str, Any]:
+    """Words/s and test LAS of each member (one core), of the full default ensemble (1 and
+    ``jobs`` processes) and of UDPipe 1 with ``peer_model`` when there is one."""
     bundle = load_models(model_dir)
     if bundle.ensemble is None or bundle.ensemble_method != DEFAULT_METHOD:
         ensemble, names = fit_ensemble(DEFAULT_METHOD, bundle.parsers, [], None)  # learns nothing
         bundle.ensemble, bundle.ensemble_method, bundle.ensemble_members = ensemble, DEFAULT_METHOD, names
     test = load_sentences(test_path)
     words = sum(len(s) for s in test)
-    result: dict[str, object] = {"treebank": model_dir.name, "words": words, "method": DEFAULT_METHOD}
+    members: dict[str, dict[str, float]] = {}
     for name, parser in bundle.parsers.items():
         started = time.perf_counter()
-        parser.predict(test)
-        result[name] = round(words / (time.perf_counter() - started))
+        parses = parser.predict(test)
+        speed = round(words / (time.perf_counter() - started))
+        members[name] = {"words_per_s": speed, "las": las(test, parses)}
     speeds = {}
     for workers in (1, jobs):
         started = time.perf_counter()
         _, combined = bundle.parse_with_ensemble(test, jobs=workers)
-        speeds[workers] = words / (time.perf_counter() - started)
-        result[f"ensemble_jobs{workers}"] = round(speeds[workers])
-    scores = evaluate(test, combined)
-    result["ensemble_uas"] = round(100 * scores.uas.f1, 2)
-    result["ensemble_las"] = round(100 * scores.las.f1, 2)
-    peer = peer_words_per_second(peer_model, test_path, words)
-    result["udpipe1"] = peer
-    result["ensemble_per_udpipe1"] = round(speeds[1] / peer, 3) if peer else None
-    return result
+        speeds[workers] = round(words / (time.perf_counter() - started))
+    ensemble_row = {"words_per_s": speeds[1], f"words_per_s_jobs{jobs}": speeds[jobs],
+                    "las": las(test, combined)}
+    return {"treebank": model_dir.name.removesuffix("-gold"), "words": words, "method": DEFAULT_METHOD,
+            "members": members, "ensemble": ensemble_row, "udpipe1": run_peer(peer_model, test_path, test)}
+
+
+def print_tables(rows: list[dict[str, Any]], jobs: int) -> None:
+    """A speed table and an accuracy table, Markdown."""
+    names = list(rows[0]["members"])
+    print("\n| treebank | " + " | ".join(names) + f" | ensemble, 1 process | ensemble, {jobs} "
+          "| UDPipe 1 | ensemble (1 process) / UDPipe 1 |")
+    print("|---" * (len(names) + 5) + "|")
+    for row in rows:
+        ensemble, peer = row["ensemble"], row["udpipe1"]
+        ratio = f"{ensemble['words_per_s'] / peer['words_per_s']:.2f}" if peer else "—"
+        print(f"| {row['treebank']} | " + " | ".join(str(row["members"][n]["words_per_s"]) for n in names)
+              + f" | {ensemble['words_per_s']} | {ensemble[f'words_per_s_jobs{jobs}']}"
+              + f" | {peer['words_per_s'] if peer else '—'} | {ratio} |")
+    print("\n| treebank | best member | ensemble | Δ best member | UDPipe 1 | Δ UDPipe 1 |")
+    print("|---|---|---|---|---|---|")
+    for row in rows:
+        best = max(row["members"], key=lambda n: row["members"][n]["las"])
+        best_las, ensemble_las = row["members"][best]["las"], row["ensemble"]["las"]
+        peer = row["udpipe1"]
+        peer_cells = f"{peer['las']:.2f} | {ensemble_las - peer['las']:+.2f}" if peer else "— | —"
+        gain = f"{ensemble_las - best_las:+.2f}"
+        print(f"| {row['treebank']} | {best} {best_las:.2f} | {ensemble_las:.2f} | {gain} | {peer_cells} |")
 
 
 def main() -> None:
-    """Measure every kept gold model (or ``--treebanks``); print JSON lines and a table."""
+    """Measure every kept gold model (or ``--treebanks``); print JSON lines and the tables."""
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", type=Path, default=REPO / "bench" / "out" / "models")
@@ -97,7 +133,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--peer-models", type=Path, default=REPO.parent / "peer-out",
                         help="UDPipe 1 models, TREEBANK/model.gold.udpipe as ../shared/bench/peer_udpipe.py "
-                             "writes them (default ../peer-out); without one, no peer column")
+                             "writes them (default ../peer-out); without one, no peer columns")
     args = parser.parse_args()
     chosen = args.treebanks.split(",") if args.treebanks else None
     rows = []
@@ -106,21 +142,10 @@ def main() -> None:
         if chosen and treebank not in chosen:
             continue
         test = next((SHARED / "ud" / treebank).glob("*-ud-test.conllu"))
-        peer_model = args.peer_models / treebank / "model.gold.udpipe"
-        rows.append(measure(model_dir, test, args.jobs, peer_model))
+        rows.append(measure(model_dir, test, args.jobs, args.peer_models / treebank / "model.gold.udpipe"))
         print(json.dumps(rows[-1]), flush=True)
-    if not rows:
-        return
-    fixed = ("treebank", "words", "method", "udpipe1")
-    members = [k for k in rows[0] if k not in fixed and not k.startswith("ensemble")]
-    print("\n| treebank | " + " | ".join(members) + f" | ensemble, 1 process | ensemble, {args.jobs} "
-          "| UDPipe 1 | ensemble (1) / UDPipe 1 | ensemble test LAS |")
-    print("|---" * (len(members) + 6) + "|")
-    for row in rows:
-        peer, ratio = row["udpipe1"] or "—", row["ensemble_per_udpipe1"] or "—"
-        print(f"| {row['treebank']} | " + " | ".join(str(row.get(m, "—")) for m in members)
-              + f" | {row['ensemble_jobs1']} | {row[f'ensemble_jobs{args.jobs}']} | {peer} | {ratio}"
-              + f" | {row['ensemble_las']} |")
+    if rows:
+        print_tables(rows, args.jobs)
 
 
 if __name__ == "__main__":
