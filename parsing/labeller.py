@@ -123,6 +123,8 @@ class ArcLabeller(BaseEstimator):  # type: ignore[misc]
         max_iter: liblinear's iteration cap (raise it if it warns about convergence).
         n_bits: features are hashed into ``2**n_bits`` buckets before pruning.
         min_count: a feature must occur in this many training arcs to get a column.
+        random_state: seeds liblinear's shuffling of the training arcs, so that the same
+            data gives the same model (``None``: numpy's global state, not reproducible).
 
     Examples:
         >>> s = Sentence.from_words(["Dogs", "bark"], upos=["NOUN", "VERB"], heads=[2, 0],
@@ -133,12 +135,19 @@ class ArcLabeller(BaseEstimator):  # type: ignore[misc]
     """
 
     def __init__(
-        self, *, C: float = 0.05, max_iter: int = 1000, n_bits: int = 22, min_count: int = 1
+        self,
+        *,
+        C: float = 0.05,
+        max_iter: int = 1000,
+        n_bits: int = 22,
+        min_count: int = 1,
+        random_state: int | None = 0,
     ) -> None:
         self.C = C
         self.max_iter = max_iter
         self.n_bits = n_bits
         self.min_count = min_count
+        self.random_state = random_state
 
     def fit(self, sentences: Sequence[Sentence]) -> Self:
         """Learn from the gold trees and labels of ``sentences``."""
@@ -151,7 +160,8 @@ class ArcLabeller(BaseEstimator):  # type: ignore[misc]
         target = np.searchsorted(self.classes_, labels)
         self.model_: LinearSVC | None = None
         if len(self.classes_) > 1:
-            self.model_ = LinearSVC(C=self.C, max_iter=self.max_iter).fit(self._matrix(hashed), target)
+            svm = LinearSVC(C=self.C, max_iter=self.max_iter, random_state=self.random_state)
+            self.model_ = svm.fit(self._matrix(hashed), target)
         return self
 
     def predict_proba(

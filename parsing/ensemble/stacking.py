@@ -209,7 +209,7 @@ class StackedParser(FirstOrderParser):
         self.n_iter_, self.weights_, _ = train_online(
             model, len(sentences), step, dev_score if tuned else None,
             max_iter=self.max_iter, patience=self.patience, rng=rng)
-        self.labeller_ = ArcLabeller(C=self.labeller_C).fit(sentences)
+        self.labeller_ = ArcLabeller(C=self.labeller_C, random_state=self.random_state).fit(sentences)
         return self
 
     def _step(self, model: AveragedPerceptron, sentence: Sentence, level0: Sequence[Parse]) -> None:

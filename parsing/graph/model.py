@@ -94,7 +94,7 @@ class GraphParser(BaseParser):
         self.n_iter_, self.weights_, self.dev_uas_ = train_online(
             model, len(sentences), step, dev_score if dev else None,
             max_iter=self.max_iter, patience=self.patience, rng=rng)
-        self.labeller_ = ArcLabeller(C=self.labeller_C).fit(sentences)
+        self.labeller_ = ArcLabeller(C=self.labeller_C, random_state=self.random_state).fit(sentences)
         return self
 
     def _train_step(self, model: AveragedPerceptron, tokens: IntArray, gold: Heads) -> None:

@@ -96,5 +96,15 @@ def test_save_load_and_single_label(data: tuple[list[Sentence], list[Sentence]],
     assert ArcLabeller().fit([one]).predict([one]) == [["", "dep", "dep"]]
 
 
+def test_same_data_same_model(data: tuple[list[Sentence], list[Sentence]]) -> None:
+    """liblinear shuffles the arcs; a fixed seed makes two fits identical (numpy's global
+    state, which the first fit moves on, no longer decides the model)."""
+    train = data[0][:80]
+    first, second = ArcLabeller().fit(train), ArcLabeller().fit(train)
+    assert first.model_ is not None and second.model_ is not None
+    assert np.array_equal(first.model_.coef_, second.model_.coef_)
+    assert np.array_equal(first.model_.intercept_, second.model_.intercept_)
+
+
 def test_empty_input(labeller: ArcLabeller) -> None:
     assert labeller.predict([]) == []
