@@ -19,6 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from parsing.neural import system
+from parsing.neural.batch import Configurations
 from parsing.neural.features import featurise
 from parsing.transition.state import State
 
@@ -61,6 +62,12 @@ class ActionSpace:
         move, label = divmod(action - 1, self.n_labels)
         return move + 1, label + 1
 
+    def decode_all(self, actions: IntArray) -> tuple[IntArray, IntArray]:
+        """:meth:`decode` of an array of actions: moves and label ids, shape ``(B,)`` each."""
+        label = np.where(actions == 0, -1, (actions - 1) % self.n_labels + 1)
+        move = np.where(actions == 0, system.SHIFT, (actions - 1) // self.n_labels + 1)
+        return move, label
+
     def mask(self, valid_moves: BoolArray, root_arc: BoolArray) -> BoolArray:
         """Valid actions ``(B, A)`` from valid moves ``(B, 3)`` and whether RIGHT_ARC would
         attach to ROOT ``(B,)``."""
@@ -101,22 +108,9 @@ def step_inputs(
     return rows, label_ids, space.mask(valid, stack[:, 1] == 0)
 
 
-def _advance(state: State, action: int, space: ActionSpace) -> State:
-    move, label = space.decode(action)
-    return system.advance(state, move, label)
-
-
 def greedy(scorer: Scorer, space: ActionSpace, lengths: Sequence[int], offsets: IntArray) -> list[State]:
     """The final configuration of each sentence under the most probable action at every step."""
-    states = [system.start(n) for n in lengths]
-    active = [i for i, state in enumerate(states) if not system.is_final(state)]
-    while active:
-        inputs = step_inputs([states[i] for i in active], space, offsets[active])
-        best = scorer(*inputs).argmax(axis=1)
-        for i, action in zip(active, best.tolist(), strict=True):
-            states[i] = _advance(states[i], action, space)
-        active = [i for i in active if not system.is_final(states[i])]
-    return states
+    return [hypotheses[0].state for hypotheses in beam_search(scorer, space, lengths, offsets, beam=1)]
 
 
 def beam_search(
@@ -124,34 +118,48 @@ def beam_search(
 ) -> list[list[Hypothesis]]:
     """Each sentence's final beam, best first: up to ``beam`` complete derivations.
 
-    Ties are broken by the order of the candidates (parent rank, then action index), so
-    ``beam=1`` is exactly :func:`greedy`.
+    The live hypotheses are the rows of one :class:`Configurations`, grouped by sentence
+    and best first within a sentence; a step scores them all, keeps each sentence's
+    ``beam`` best extensions and moves the copied rows. Ties are broken by the order of the
+    candidates (parent rank, then action index), so ``beam=1`` takes the most probable
+    action at every step (:func:`greedy`). A sentence's rows all finish at the same step
+    (arc-hybrid takes ``2n`` moves).
     """
     n_actions = space.n_actions
-    beams = [[Hypothesis(system.start(n), 0.0)] for n in lengths]
-    active = [i for i, hyps in enumerate(beams) if not system.is_final(hyps[0].state)]
-    while active:
-        owners = [i for i in active for _ in beams[i]]
-        hyps = [hyp for i in active for hyp in beams[i]]
-        log_probs = scorer(*step_inputs([h.state for h in hyps], space, offsets[owners]))
-        totals = log_probs + np.array([h.log_prob for h in hyps])[:, None]
+    rows = Configurations.start(lengths)
+    owner = np.arange(len(lengths))  # (H,) the sentence of each row
+    log_prob = np.zeros(len(lengths))  # (H,) the sum of its actions' log-probabilities
+    beams: list[list[Hypothesis]] = [[] for _ in lengths]
+    while True:
+        final = rows.is_final()
+        for row in np.flatnonzero(final).tolist():
+            beams[owner[row]].append(Hypothesis(rows.state(row), float(log_prob[row])))
+        if final.any():
+            live = np.flatnonzero(~final)
+            rows, owner, log_prob = rows.take(live), owner[live], log_prob[live]
+        if not len(owner):
+            return beams
+        top = rows.stack_top()
+        token_rows, label_ids = featurise(
+            top, rows.buffer_front(), rows.heads, rows.leftmost, rows.rightmost, rows.labels, offsets[owner]
+        )
+        valid = space.mask(rows.valid_moves(top), top[:, 1] == 0)
+        totals = scorer(token_rows, label_ids, valid) + log_prob[:, None]
         # Candidates of sentence j: row j of a (sentences, beam * A) matrix, -inf padded;
-        # candidate c extends the sentence's hypothesis c // A with action c % A.
-        ranks = np.concatenate([np.arange(len(beams[i])) for i in active])
-        sentence = np.repeat(np.arange(len(active)), [len(beams[i]) for i in active])
-        candidates = np.full((len(active), beam, n_actions), -np.inf)
-        candidates[sentence, ranks] = totals
-        chosen = top_k(candidates.reshape(len(active), -1), beam)
-        first = 0
-        for j, i in enumerate(active):
-            parents = hyps[first : first + len(beams[i])]
-            first += len(parents)
-            beams[i] = [
-                Hypothesis(_advance(parents[c // n_actions].state, c % n_actions, space), score)
-                for c, score in chosen[j]
-            ]
-        active = [i for i in active if not system.is_final(beams[i][0].state)]
-    return beams
+        # candidate c extends the sentence's hypothesis of rank c // A with action c % A.
+        sentences, first, count = np.unique(owner, return_index=True, return_counts=True)
+        group = np.repeat(np.arange(len(sentences)), count)
+        candidates = np.full((len(sentences), beam, n_actions), -np.inf)
+        candidates[group, np.arange(len(owner)) - first[group]] = totals
+        best = top_k(candidates.reshape(len(sentences), -1), beam)
+        picks = [
+            (first[j] + c // n_actions, c % n_actions, score, sentence)
+            for j, (sentence, chosen) in enumerate(zip(sentences.tolist(), best, strict=True))
+            for c, score in chosen
+        ]
+        parent, action, log_prob, owner = (np.array(column) for column in zip(*picks, strict=True))
+        rows = rows.take(parent)
+        rows.apply(*space.decode_all(action))
 
 
 def top_k(scores: NDArray[np.float64], k: int) -> list[list[tuple[int, float]]]:

@@ -14,10 +14,11 @@ from sklearn.base import clone
 from parsing.conllu_io import load_sentences
 from parsing.decoders import is_tree
 from parsing.metrics import evaluate
-from parsing.neural import NeuralTransitionParser
+from parsing.neural import NeuralTransitionParser, system
 from parsing.neural import network as nw
+from parsing.neural.batch import Configurations
 from parsing.neural.features import children
-from parsing.neural.search import top_k
+from parsing.neural.search import ActionSpace, Hypothesis, Scorer, beam_search, step_inputs, top_k
 from parsing.types import Parse, Sentence
 
 UD_ROOT = Path(__file__).resolve().parents[3] / "shared" / "ud"
@@ -209,3 +210,72 @@ def test_top_k_orders_as_a_stable_sort() -> None:
             for j in range(rows)
         ]
         assert top_k(scores, k) == expected
+
+
+def _beam_search_by_state(
+    scorer: Scorer, space: ActionSpace, lengths: list[int], offsets: np.ndarray, beam: int
+) -> list[list[Hypothesis]]:
+    """The reference: the same beam search, one :class:`State` per hypothesis."""
+    beams = [[Hypothesis(system.start(n), 0.0)] for n in lengths]
+    active = [i for i, hyps in enumerate(beams) if not system.is_final(hyps[0].state)]
+    while active:
+        hyps = [hyp for i in active for hyp in beams[i]]
+        owners = [i for i in active for _ in beams[i]]
+        totals = scorer(*step_inputs([h.state for h in hyps], space, offsets[owners]))
+        totals = totals + np.array([h.log_prob for h in hyps])[:, None]
+        first = 0
+        for i in active:
+            parents, first = hyps[first : first + len(beams[i])], first + len(beams[i])
+            flat = np.full((beam, space.n_actions), -np.inf)
+            flat[: len(parents)] = totals[first - len(parents) : first]
+            beams[i] = []
+            for c, score in top_k(flat.reshape(1, -1), beam)[0]:
+                parent, action = divmod(c, space.n_actions)
+                moved = system.advance(parents[parent].state, *space.decode(action))
+                beams[i].append(Hypothesis(moved, score))
+        active = [i for i in active if not system.is_final(beams[i][0].state)]
+    return beams
+
+
+@pytest.mark.parametrize("beam", [1, 4])
+def test_beam_search_over_rows_equals_search_over_states(
+    parser: NeuralTransitionParser, telugu: tuple[list[Sentence], list[Sentence]], beam: int
+) -> None:
+    """Array configurations give the very k-best lists (trees and log-probabilities)."""
+    dev = telugu[1][:80]
+    scorer, offsets = parser._scorer(dev)
+    lengths = [len(s) for s in dev]
+    by_rows = beam_search(scorer, parser.space_, lengths, offsets, beam=beam)
+    by_states = _beam_search_by_state(scorer, parser.space_, lengths, offsets, beam)
+    for rows, states in zip(by_rows, by_states, strict=True):
+        assert [h.log_prob for h in rows] == [h.log_prob for h in states]
+        for a, b in zip(rows, states, strict=True):
+            assert np.array_equal(a.state.heads, b.state.heads)
+            assert np.array_equal(a.state.labels, b.state.labels)
+
+
+def test_configuration_rows_move_like_states() -> None:
+    """Random valid walks: validity, stack, buffer and arcs agree with the State moves."""
+    rng = np.random.default_rng(5)
+    lengths = [1, 2, 5, 9, 14]
+    rows = Configurations.start(lengths)
+    states = [system.start(n) for n in lengths]
+    while not rows.is_final().all():
+        top = rows.stack_top()
+        valid = rows.valid_moves(top)
+        moves, labels = np.zeros(len(states), np.intp), rng.integers(1, 6, len(states))
+        for i, state in enumerate(states):
+            assert valid[i].tolist() == system.valid_moves(state)
+            assert top[i].tolist() == system.stack_top(state)
+            assert rows.state(i).stack == state.stack and rows.buffer[i] == state.buffer
+            for name in ("heads", "labels", "leftmost", "rightmost"):
+                assert getattr(rows, name)[i, : len(state.heads)].tolist() == getattr(state, name).tolist()
+            if any(valid[i]):
+                moves[i] = rng.choice(np.flatnonzero(valid[i]))
+                states[i] = system.advance(state, int(moves[i]), int(labels[i]))
+        stepping = np.flatnonzero(valid.any(axis=1))
+        moved = rows.take(stepping)
+        moved.apply(moves[stepping], labels[stepping])
+        for name in ("buffer", "depth", "stack", "heads", "labels", "leftmost", "rightmost"):
+            getattr(rows, name)[stepping] = getattr(moved, name)
+    assert all(system.is_final(state) for state in states)
