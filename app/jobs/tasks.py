@@ -29,7 +29,7 @@ def preannotate(session: DbSession, job: Job, progress: Progress) -> dict[str, A
     """Train a round on the treebank, then parse the pool (or ``params["sentences"]``) in batches.
 
     Params: ``parsers`` (member names), ``tags`` (``gold``/``predicted``), optional
-    ``ensemble`` (method name; default: the measured best) and ``sentences`` (ids to parse;
+    ``ensemble`` (method name; default: the measured default) and ``sentences`` (ids to parse;
     default: every unannotated pool sentence).
     """
     with threadpool_limits(limits=1, user_api="blas"):  # small matrices: see parsing.cli

@@ -3,7 +3,7 @@
 1. :func:`training_data`: the train split (newest correction, else gold) plus pool sentences
    already reviewed; the dev split (gold or corrected) tunes the ensemble's member weights.
 2. :func:`new_round` records a :class:`~app.models.TrainingRound`; :func:`train_round`
-   fits every member and the round's ensemble method (default: the measured best,
+   fits every member and the round's ensemble method (default: the measured default,
    :data:`parsing.ensemble.registry.DEFAULT_METHOD`) into its model directory (no database
    work), and the weights of the vote shares shown to annotators (:func:`vote_weights`).
 3. :func:`parse_batch` parses sentences with every member and the ensemble and stores each

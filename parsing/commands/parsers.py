@@ -37,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     train.add_argument("--seed", type=int, default=0, help="random seed")
     train.add_argument("--ensemble", default=DEFAULT_METHOD, choices=(*method_names(), "none"),
                        help=f"combination fitted over the members (default: {DEFAULT_METHOD}, the "
-                            "measured best; 'none' for members only)")
+                            "measured default; 'none' for members only)")
     train.add_argument("--set", action="append", default=[], metavar="MEMBER.PARAM=VALUE",
                        help="override a member's hyperparameter, e.g. eager.epochs=5, or the ensemble's, "
                             "e.g. ensemble.max_iter=5 (repeatable)")
