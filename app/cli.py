@@ -87,7 +87,7 @@ def export_command(name: str, source: str, split: str | None, output: Path | Non
               help="Comma-separated members (default: graph1,eager,hybrid).")
 @click.option("--tags", type=click.Choice(["gold", "predicted"]), default="gold", show_default=True)
 @click.option("--ensemble", default=None,
-              help="Combination method (default: the measured default; see `python -m parsing list-parsers`).")
+              help="Combination method (default: the measured one; see `python -m parsing list-parsers`).")
 @click.option("--sentences", "sentence_ids", default=None,
               help="Comma-separated sentence ids to parse (default: every unannotated pool sentence).")
 @click.option("--user", "username", default="admin", show_default=True)
