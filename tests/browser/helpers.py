@@ -85,3 +85,9 @@ def open_editor(page: Any, sentence_id: int) -> dict[str, Any]:
     page.goto(f"/workspace/sentences/{sentence_id}")
     page.wait_for_selector("#tree svg")
     return editor_state(page)
+
+
+def queue_listed(page: Any) -> list[int]:
+    """The sentence ids the queue page lists, in order."""
+    hrefs = page.locator("ol.queue li a").evaluate_all("links => links.map((a) => a.pathname)")
+    return [int(href.rsplit("/", 1)[1]) for href in hrefs]

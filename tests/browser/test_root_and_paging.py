@@ -21,7 +21,7 @@ from app.extensions import db
 from app.models import Document, Sentence, TreeVersion, User
 from app.services.imports import import_conllu
 from app.services.trees import add_version
-from tests.browser.helpers import editor_state, leaves, open_editor, store_pool_trees
+from tests.browser.helpers import editor_state, leaves, open_editor, queue_listed, store_pool_trees
 
 pytestmark = pytest.mark.browser
 Shot = Callable[[Any, str], Path]
@@ -202,14 +202,10 @@ def test_back_to_the_queue_page(
     page = ui
     monkeypatch.setitem(live_app.config, "QUEUE_PAGE_SIZE", 4)
 
-    def listed() -> list[int]:
-        hrefs = page.locator("ol.queue li a").evaluate_all("links => links.map((a) => a.pathname)")
-        return [int(href.rsplit("/", 1)[1]) for href in hrefs]
-
     page.goto(f"/workspace/treebanks/{demo.treebank_id}?order=position")
     page.click("nav.pager a[rel=next]")
     page.wait_for_url(lambda url: "page=2" in url)
-    assert listed() == demo.pool[4:8] and "Page 2 of 3" in page.inner_text("nav.pager")
+    assert queue_listed(page) == demo.pool[4:8] and "Page 2 of 3" in page.inner_text("nav.pager")
 
     # the queue's link carries the filters and its page; the editor's way back keeps both
     page.click("ol.queue li:nth-child(2) a")
@@ -221,7 +217,7 @@ def test_back_to_the_queue_page(
     back.click()
     page.wait_for_url(lambda url: "/workspace/treebanks/" in url)
     assert query_of(page.url) == {"order": "position", "page": "2"}
-    assert listed() == demo.pool[4:8]
+    assert queue_listed(page) == demo.pool[4:8]
     assert "Page 2 of 3" in page.inner_text("nav.pager")
     assert page.locator("select[name=order]").input_value() == "position"
 
@@ -239,7 +235,7 @@ def test_back_to_the_queue_page(
     page.click("#back-to-queue")
     page.wait_for_url(lambda url: "/workspace/treebanks/" in url)
     assert query_of(page.url) == {"order": "position", "page": "2"}
-    assert listed() == demo.pool[4:8]
+    assert queue_listed(page) == demo.pool[4:8]
 
     # from page 1 there is no page to keep
     page.click("nav.pager a[rel=prev]")

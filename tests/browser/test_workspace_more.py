@@ -20,7 +20,7 @@ from sqlalchemy import select
 
 from app.extensions import db
 from app.models import SentenceNote, TreeVersion, User
-from tests.browser.helpers import editor_state, leaves, open_editor, store_pool_trees
+from tests.browser.helpers import editor_state, leaves, open_editor, queue_listed, store_pool_trees
 
 pytestmark = pytest.mark.browser
 Shot = Callable[[Any, str], Path]
@@ -196,12 +196,8 @@ def test_queue_next_and_previous_pages(
     page = ui
     monkeypatch.setitem(live_app.config, "QUEUE_PAGE_SIZE", 4)
 
-    def listed() -> list[int]:
-        hrefs = page.locator("ol.queue li a").evaluate_all("links => links.map((a) => a.pathname)")
-        return [int(href.rsplit("/", 1)[1]) for href in hrefs]
-
     page.goto(f"/workspace/treebanks/{demo.treebank_id}?order=position")
-    assert listed() == demo.pool[:4]
+    assert queue_listed(page) == demo.pool[:4]
     assert page.inner_text(".queue-range") == "Showing 1–4 of 10 matching."
     assert "Page 1 of 3" in page.inner_text("nav.pager")
     assert page.locator("nav.pager a[rel=prev]").count() == 0
@@ -209,7 +205,7 @@ def test_queue_next_and_previous_pages(
     page.click("nav.pager a[rel=next]")
     page.wait_for_url(lambda url: "page=2" in url)
     assert "order=position" in page.url
-    assert listed() == demo.pool[4:8]
+    assert queue_listed(page) == demo.pool[4:8]
     assert page.inner_text(".queue-range") == "Showing 5–8 of 10 matching."
     assert "Page 2 of 3" in page.inner_text("nav.pager")
     assert page.locator("select[name=order]").input_value() == "position"
@@ -217,13 +213,13 @@ def test_queue_next_and_previous_pages(
 
     page.click("nav.pager a[rel=next]")
     page.wait_for_url(lambda url: "page=3" in url)
-    assert listed() == demo.pool[8:]
+    assert queue_listed(page) == demo.pool[8:]
     assert page.inner_text(".queue-range") == "Showing 9–10 of 10 matching."
     assert page.locator("nav.pager a[rel=next]").count() == 0
 
     page.click("nav.pager a[rel=prev]")
     page.wait_for_url(lambda url: "page=2" in url and "order=position" in url)
-    assert listed() == demo.pool[4:8]
+    assert queue_listed(page) == demo.pool[4:8]
     page.click("ol.queue li:first-child a")
     page.wait_for_selector("#tree svg")
     assert page.url.endswith(f"/workspace/sentences/{demo.pool[4]}?order=position&page=2")
