@@ -32,15 +32,13 @@ from collections.abc import Sequence  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
+from members import PEER_PYTHON, REPO, SHARED  # noqa: E402
+
 from parsing.conllu_io import load_sentences  # noqa: E402
 from parsing.ensemble.registry import DEFAULT_METHOD, fit_ensemble  # noqa: E402
 from parsing.metrics import evaluate  # noqa: E402
 from parsing.pipeline import load_models  # noqa: E402
 from parsing.types import Parse, Sentence  # noqa: E402
-
-REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
-PEER_PYTHON = REPO.parent / "peer" / "bin" / "python"
 
 _PEER_PARSE = """
 import sys, time

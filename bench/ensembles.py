@@ -41,7 +41,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from members import SHARED, split_files, start_peer  # noqa: E402
+from members import SHARED, finish_peer, split_files, start_peer  # noqa: E402
 
 from parsing.base import BaseParser  # noqa: E402
 from parsing.conllu_io import load_sentences  # noqa: E402
@@ -375,12 +375,7 @@ def main() -> None:
                 rows = run_one(treebank, mode, names, work, args.stack_member or None,
                                args.methods.split(",") if args.methods else None, subsets)
                 if peer is not None:
-                    output, _ = peer.communicate()
-                    measured = json.loads(output.strip().splitlines()[-1])
-                    rows.append({"treebank": treebank.name, "tags": mode, "kind": "udpipe1",
-                                 "parser": "udpipe1", "UAS": measured["UAS"], "LAS": measured["LAS"],
-                                 "train_s": measured["train_s"],
-                                 "parse_words_per_s": measured["parse_words_per_s"]})
+                    rows.append({"kind": "udpipe1", **finish_peer(peer, treebank, mode)})
                 for row in rows:
                     log.write(json.dumps(row) + "\n")
                 log.flush()

@@ -55,6 +55,15 @@ def start_peer(treebank: Path, mode: str, out_dir: Path) -> subprocess.Popen[str
                             env={**os.environ, "OMP_NUM_THREADS": "1"})
 
 
+def finish_peer(peer: subprocess.Popen[str], treebank: Path, mode: str) -> dict[str, object]:
+    """Wait for a run :func:`start_peer` began; its result as a ``udpipe1`` row."""
+    output, _ = peer.communicate()
+    measured = json.loads(output.strip().splitlines()[-1])
+    return {"treebank": treebank.name, "tags": mode, "parser": "udpipe1",
+            "UAS": measured["UAS"], "LAS": measured["LAS"], "train_s": measured["train_s"],
+            "parse_words_per_s": measured["parse_words_per_s"]}
+
+
 def run_members(treebank: Path, mode: str, names: list[str], work: Path) -> list[dict[str, object]]:
     """Train, parse and score each member; one result dict per member."""
     train_path, dev_path, test_path = split_files(treebank)
@@ -116,12 +125,7 @@ def main() -> None:
                 peer = None if args.no_peer else start_peer(treebank, mode, Path(tmp) / "peer")
                 results = run_members(treebank, mode, names, Path(tmp))
                 if peer is not None:
-                    output, _ = peer.communicate()
-                    measured = json.loads(output.strip().splitlines()[-1])
-                    results.append({"treebank": treebank.name, "tags": mode, "parser": "udpipe1",
-                                    "UAS": measured["UAS"], "LAS": measured["LAS"],
-                                    "train_s": measured["train_s"],
-                                    "parse_words_per_s": measured["parse_words_per_s"]})
+                    results.append(finish_peer(peer, treebank, mode))
                 for result in results:
                     log.write(json.dumps(result) + "\n")
                 log.flush()
