@@ -70,6 +70,9 @@ class ModelBundle:
               *, tags: TagMode | None = None, jobs: int = 1) -> dict[str, list[Parse]]:
         """Every named member's parses of ``sentences`` (tagged first if needed).
 
+        With predicted tags each parse's ``upos`` holds the tags the member parsed with (the
+        tagger's), so a caller can write them; with gold tags it stays ``None``.
+
         With ``jobs > 1`` the members parse in that many forked processes (each inherits the
         loaded models; only the parses travel back), where the platform can fork.
         """
@@ -79,13 +82,20 @@ class ModelBundle:
         if missing:
             raise ValueError(f"model has no parser {', '.join(missing)}; it has {', '.join(self.parsers)}")
         if jobs > 1 and len(chosen) > 1 and "fork" in multiprocessing.get_all_start_methods():
-            return _parse_forked(self, prepared, list(chosen), jobs)
-        return {name: self.parsers[name].predict(prepared) for name in chosen}
+            parses = _parse_forked(self, prepared, list(chosen), jobs)
+        else:
+            parses = {name: self.parsers[name].predict(prepared) for name in chosen}
+        if (tags or self.tags) == "predicted":
+            for member_parses in parses.values():
+                _record_tags(member_parses, prepared)
+        return parses
 
     def parse_with_ensemble(self, sentences: Sequence[Sentence], names: Sequence[str] | None = None,
                             *, tags: TagMode | None = None, jobs: int = 1
                             ) -> tuple[dict[str, list[Parse]], list[Parse]]:
         """Every named member's parses and the ensemble's (its members are always parsed).
+
+        With predicted tags every parse's ``upos``, the ensemble's too, holds the tagger's tags.
 
         Raises:
             ValueError: the model has no fitted ensemble.
@@ -96,8 +106,17 @@ class ModelBundle:
         wanted = list(dict.fromkeys([*(names or self.parsers), *self.ensemble_members]))
         parses = self.parse(prepared, wanted, tags="gold", jobs=jobs)
         combined = combine(self.ensemble, self.ensemble_members, prepared, parses)
+        if (tags or self.tags) == "predicted":
+            for member_parses in [*parses.values(), combined]:
+                _record_tags(member_parses, prepared)
         shown = names or list(self.parsers)
         return {name: parses[name] for name in shown}, combined
+
+
+def _record_tags(parses: Sequence[Parse], prepared: Sequence[Sentence]) -> None:
+    """Set each parse's ``upos`` (``n+1`` tags, ROOT first) to the tags its sentence was parsed with."""
+    for parse, sentence in zip(parses, prepared, strict=True):
+        parse.upos = list(sentence.upos)
 
 
 _FORKED: tuple[ModelBundle, list[Sentence]] | None = None

@@ -1,0 +1,59 @@
+"""``parse --tags predicted`` writes the tags the parsers used, not the input's UPOS column."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from parsing.cli import main
+from parsing.conllu_io import UPOS, format_conllu, read_conllu, to_sentence
+from parsing.pipeline import load_models
+
+QUICK = ["--set", "graph1.max_iter=2", "--set", "eager.epochs=2"]
+
+
+@pytest.fixture(scope="module")
+def tagged_model(ud_root: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A model trained with predicted tags on 120 Wolof sentences, and 30 other sentences whose
+    UPOS column is wrong (every word ``X``)."""
+    folder = tmp_path_factory.mktemp("wolof")
+    source = ud_root / "UD_Wolof-WTB"
+    train = folder / "train.conllu"
+    train.write_text(format_conllu(read_conllu(source / "wo_wtb-ud-train.conllu")[:120]), encoding="utf-8")
+    raw = read_conllu(source / "wo_wtb-ud-dev.conllu")[:30]
+    for sentence in raw:
+        for row in sentence.words:
+            row[UPOS] = "X"
+            row[6] = row[7] = "_"
+    wrong = folder / "wrong-tags.conllu"
+    wrong.write_text(format_conllu(raw), encoding="utf-8")
+    model = folder / "model"
+    assert main(["train", "--train", str(train), "--out", str(model), "--parsers", "graph1,eager",
+                 "--tags", "predicted", *QUICK]) == 0
+    return model, wrong
+
+
+def test_parse_writes_the_predicted_tags(tagged_model: tuple[Path, Path], tmp_path: Path) -> None:
+    model, wrong = tagged_model
+    output, members = tmp_path / "out.conllu", tmp_path / "members"
+    assert main(["parse", "--model", str(model), "--input", str(wrong), "--output", str(output),
+                 "--per-parser-dir", str(members)]) == 0
+    bundle = load_models(model)
+    predicted = bundle.prepare([to_sentence(s) for s in read_conllu(wrong, check_trees=False)])
+    expected = [s.upos[1:] for s in predicted]
+    assert any(tag != "X" for tags in expected for tag in tags)
+    for path in (output, members / "graph1.conllu", members / "eager.conllu"):
+        written = [[row[UPOS] for row in s.words] for s in read_conllu(path, check_trees=False)]
+        assert written == expected, path.name
+
+
+def test_bundle_parses_carry_their_tags_only_when_predicted(tagged_model: tuple[Path, Path]) -> None:
+    model, wrong = tagged_model
+    bundle = load_models(model)
+    sentences = [to_sentence(s) for s in read_conllu(wrong, check_trees=False)][:5]
+    tags = [s.upos for s in bundle.prepare(sentences)]
+    by_name, combined = bundle.parse_with_ensemble(sentences)
+    assert [p.upos for p in combined] == tags
+    assert all([p.upos for p in parses] == tags for parses in by_name.values())
+    assert all(p.upos is None for p in bundle.parse(sentences, tags="gold")["graph1"])
