@@ -15,8 +15,8 @@ from flask.cli import AppGroup
 
 from app.extensions import db
 from app.models import SPLITS, Treebank, User
-from app.services.exports import export_conllu
-from app.services.imports import import_conllu
+from app.services.exports import export_treebank
+from app.services.imports import import_conllu, import_text
 from app.services.users import UserExistsError, create_user, ensure_admin, find_user
 from parsing.conllu_io import ConlluError
 
@@ -37,28 +37,39 @@ def _acting_user(username: str) -> User:
 @treebank_cli.command("import")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--name", required=True, help="Treebank name (created when new).")
-@click.option("--split", type=click.Choice(SPLITS), default="train", show_default=True)
+@click.option("--split", type=click.Choice(SPLITS), default=None,
+              help="Default: train for CoNLL-U, pool for text (text and sentences without trees: pool only).")
+@click.option("--format", "file_format", type=click.Choice(["conllu", "text"]), default="conllu",
+              show_default=True, help="text: plain UTF-8 text, tokenized into the pool.")
+@click.option("--one-per-line", is_flag=True,
+              help="With --format text: one sentence per line (default: running text, split into sentences).")
 @click.option("--language", default=None, help="Language code (default: from a UD file name).")
 @click.option("--user", "username", default="admin", show_default=True,
               help="The user recorded as the importer.")
-def import_command(path: Path, name: str, split: str, language: str | None, username: str) -> None:
-    """Import a CoNLL-U file; a malformed file is refused and nothing is stored."""
+def import_command(path: Path, name: str, split: str | None, file_format: str, one_per_line: bool,
+                   language: str | None, username: str) -> None:
+    """Import a CoNLL-U or plain-text file; a malformed file is refused and nothing is stored."""
     limit = current_app.config["MAX_CONTENT_LENGTH"]
     if path.stat().st_size > limit:
         raise click.ClickException(
             f"{path.name}: file is larger than the {limit // 2**20} MB limit"
         )
+    chosen_split = split or ("pool" if file_format == "text" else "train")
+    user, data = _acting_user(username), path.read_bytes()
     try:
-        result = import_conllu(
-            db.session, data=path.read_bytes(), filename=path.name, treebank_name=name,
-            split=split, user=_acting_user(username), language=language, max_bytes=limit,
-        )
+        if file_format == "text":
+            result = import_text(db.session, data=data, filename=path.name, treebank_name=name,
+                                 split=chosen_split, user=user, one_per_line=one_per_line,
+                                 language=language, max_bytes=limit)
+        else:
+            result = import_conllu(db.session, data=data, filename=path.name, treebank_name=name,
+                                   split=chosen_split, user=user, language=language, max_bytes=limit)
     except (ConlluError, ValueError) as error:
         db.session.rollback()
         raise click.ClickException(str(error)) from None
     db.session.commit()
     click.echo(f"Imported {result.sentences} sentences ({result.words} words, {result.trees} "
-               f"trees) into {result.treebank.name} [{split}].")
+               f"trees) into {result.treebank.name} [{chosen_split}].")
 
 
 @treebank_cli.command("export")
@@ -66,19 +77,27 @@ def import_command(path: Path, name: str, split: str, language: str | None, user
 @click.option("--source", default="gold", show_default=True,
               help="gold, latest (newest correction, else gold), ensemble or a parser's name.")
 @click.option("--split", type=click.Choice(SPLITS), default=None, help="Only this split.")
+@click.option("--reviewed-only", is_flag=True,
+              help="Only reviewed sentences (and the gold trees of train/dev/test).")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Output file (default: standard output).")
-def export_command(name: str, source: str, split: str | None, output: Path | None) -> None:
-    """Write a treebank as CoNLL-U with the trees of one source."""
+def export_command(name: str, source: str, split: str | None, reviewed_only: bool,
+                   output: Path | None) -> None:
+    """Write a treebank as CoNLL-U with the trees of one source.
+
+    Sentences without a tree from SOURCE are left out; their number is reported on stderr.
+    """
     treebank = db.session.scalar(db.select(Treebank).where(Treebank.name == name))
     if treebank is None:
         raise click.ClickException(f"no treebank called {name!r}")
-    text = export_conllu(db.session, treebank, source=source, split=split)
+    export = export_treebank(db.session, treebank, source=source, split=split, reviewed_only=reviewed_only)
     if output is None:
-        sys.stdout.write(text)
+        sys.stdout.write(export.text)
     else:
-        output.write_bytes(text.encode("utf-8"))
-        click.echo(f"Wrote {output}.", err=True)
+        output.write_bytes(export.text.encode("utf-8"))
+        click.echo(f"Wrote {export.sentences} sentences to {output}.", err=True)
+    if export.omitted:
+        click.echo(f"{export.omitted} sentences without a {source} tree left out.", err=True)
 
 
 @treebank_cli.command("preannotate")

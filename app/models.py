@@ -213,6 +213,9 @@ class TreeVersion(Base):
     heads: Mapped[list[Any]] = mapped_column(JSON)
     deprels: Mapped[list[Any]] = mapped_column(JSON)
     scores: Mapped[list[Any] | None] = mapped_column(JSON)
+    upos: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
+    """The UPOS tags (words 1..n) the parsers used when they tagged the sentence themselves
+    (predicted tags); ``None`` when they parsed with the sentence's own UPOS column."""
     based_on_id: Mapped[int | None] = mapped_column(
         ForeignKey("tree_versions.id", ondelete="SET NULL"), index=True
     )

@@ -1,52 +1,102 @@
-"""Export a treebank (or one split) as CoNLL-U, with the trees of any source."""
+"""Export a treebank (or one split) as CoNLL-U, with the trees of any source.
+
+A file that claims trees never holds ``_`` heads: a sentence without a tree from the chosen
+source is left out, and :class:`Export` says how many were (the CLI prints it on stderr, the
+web download sends it as the ``X-Arcvote-Omitted`` header; the file itself stays plain CoNLL-U,
+so a gold export of trees is byte-identical to the imported file).
+
+``reviewed_only`` keeps the sentences a person vouches for: those an annotator marked
+``reviewed`` (any split), and the train, dev and test sentences that were imported with a tree
+(a treebank's gold trees came in finished). Pool sentences count only once reviewed, even if
+their file had trees.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from itertools import groupby
 from operator import itemgetter
 
 import numpy as np
 from sqlalchemy import select
 
-from app.models import Document, Sentence, Token, Treebank, TreeVersion
+from app.models import Document, Sentence, SentenceState, Token, Treebank, TreeVersion
 from app.services import DbSession
 from app.services.trees import latest_versions
-from parsing.conllu_io import ConlluSentence, format_conllu, with_parse
-from parsing.types import NO_HEAD, Parse
+from parsing.conllu_io import HEAD, ConlluSentence, format_conllu, with_parse
+from parsing.types import NO_HEAD, ROOT, Parse
 
 _COLUMNS = (Token.ident, Token.form, Token.lemma, Token.upos, Token.xpos, Token.feats,
             Token.head, Token.deprel, Token.deps, Token.misc)
+OMITTED_HEADER = "X-Arcvote-Omitted"
+"""Response header of a web export: how many sentences had no tree from the source."""
+
+
+@dataclass(frozen=True, slots=True)
+class Export:
+    """The CoNLL-U text, how many sentences it holds and how many had no tree and were left out."""
+
+    text: str
+    sentences: int
+    omitted: int
+
+
+def export_treebank(
+    session: DbSession, treebank: Treebank, *, source: str = "gold", split: str | None = None,
+    reviewed_only: bool = False,
+) -> Export:
+    """The treebank's sentences that have a ``source`` tree, as CoNLL-U in document and sentence order.
+
+    ``gold`` writes the imported lines unchanged (a lossless round trip). Any other source
+    replaces HEAD and DEPREL of the words with that source's newest tree, and UPOS with the
+    tags its parsers predicted when they tagged the sentence themselves.
+    """
+    sentences = list(_raw_sentences(session, treebank, split))
+    if reviewed_only:
+        reviewed = _reviewed_ids(session, [sentence_id for sentence_id, _, _ in sentences])
+        sentences = [entry for entry in sentences
+                     if entry[0] in reviewed or (entry[1] != "pool" and _has_imported_tree(entry[2]))]
+    if source == "gold":
+        kept = [raw for _, _, raw in sentences if _has_imported_tree(raw)]
+    else:
+        trees = latest_versions(session, [sentence_id for sentence_id, _, _ in sentences], source)
+        kept = [_with_tree(raw, trees[sentence_id]) for sentence_id, _, raw in sentences
+                if sentence_id in trees]
+    return Export(format_conllu(kept), len(kept), len(sentences) - len(kept))
 
 
 def export_conllu(
-    session: DbSession, treebank: Treebank, *, source: str = "gold", split: str | None = None
+    session: DbSession, treebank: Treebank, *, source: str = "gold", split: str | None = None,
+    reviewed_only: bool = False,
 ) -> str:
-    """The treebank's sentences as CoNLL-U text, in document and sentence order.
+    """The text of :func:`export_treebank`."""
+    return export_treebank(session, treebank, source=source, split=split, reviewed_only=reviewed_only).text
 
-    ``gold`` writes the imported lines unchanged (a lossless round trip). Any other source
-    replaces HEAD and DEPREL of the words with that source's newest tree; words of sentences
-    without such a tree get ``_``.
-    """
-    sentences = list(_raw_sentences(session, treebank, split))
-    if source != "gold":
-        trees = latest_versions(session, [sentence_id for sentence_id, _ in sentences], source)
-        sentences = [
-            (sentence_id, _with_tree(raw, trees.get(sentence_id))) for sentence_id, raw in sentences
-        ]
-    return format_conllu(raw for _, raw in sentences)
+
+def _has_imported_tree(raw: ConlluSentence) -> bool:
+    return raw.words[0][HEAD] != "_" if raw.words else False
+
+
+def _reviewed_ids(session: DbSession, sentence_ids: list[int]) -> set[int]:
+    found: set[int] = set()
+    for start in range(0, len(sentence_ids), 5000):
+        chunk = sentence_ids[start:start + 5000]
+        found.update(session.scalars(select(SentenceState.sentence_id).where(
+            SentenceState.sentence_id.in_(chunk), SentenceState.status == "reviewed")))
+    return found
 
 
 def _raw_sentences(
     session: DbSession, treebank: Treebank, split: str | None
-) -> Iterator[tuple[int, ConlluSentence]]:
-    """Rebuild every sentence's lines from its rows: one query for comments, one for tokens."""
+) -> Iterator[tuple[int, str, ConlluSentence]]:
+    """``(id, split, lines)`` of every sentence: one query for comments, one for tokens."""
     where = [Document.treebank_id == treebank.id]
     if split is not None:
         where.append(Document.split == split)
     order = (Document.position, Sentence.position)
     sentences = session.execute(
-        select(Sentence.id, Sentence.comments)
+        select(Sentence.id, Document.split, Sentence.comments)
         .join(Document, Document.id == Sentence.document_id).where(*where).order_by(*order)
     )
     tokens = session.execute(
@@ -56,19 +106,14 @@ def _raw_sentences(
         .where(*where).order_by(*order, Token.position)
     )
     rows_by_sentence = groupby(tokens, key=itemgetter(0))
-    for (sentence_id, comments), (token_sentence, rows) in zip(
+    for (sentence_id, split_name, comments), (token_sentence, rows) in zip(
         sentences, rows_by_sentence, strict=True
     ):
         assert sentence_id == token_sentence, "sentence and token queries out of step"
-        yield sentence_id, ConlluSentence(list(comments), [list(row[1:]) for row in rows])
+        yield sentence_id, split_name, ConlluSentence(list(comments), [list(row[1:]) for row in rows])
 
 
-def _with_tree(raw: ConlluSentence, tree: TreeVersion | None) -> ConlluSentence:
-    if tree is None:
-        rows = [list(row) for row in raw.rows]
-        for row in rows:
-            if row[0].isdigit():
-                row[6] = row[7] = "_"
-        return ConlluSentence(list(raw.comments), rows)
+def _with_tree(raw: ConlluSentence, tree: TreeVersion) -> ConlluSentence:
     heads = np.array([NO_HEAD, *tree.heads], dtype=np.intp)
-    return with_parse(raw, Parse(heads=heads, deprels=["", *tree.deprels]))
+    upos = None if tree.upos is None else [ROOT, *(str(tag) for tag in tree.upos)]
+    return with_parse(raw, Parse(heads=heads, deprels=["", *tree.deprels], upos=upos), tags=upos is not None)

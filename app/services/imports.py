@@ -1,7 +1,14 @@
-"""Import CoNLL-U into a treebank: check everything first, then bulk-insert in one go.
+"""Import CoNLL-U or plain text into a treebank: check everything first, then bulk-insert.
 
 The whole file is parsed and checked by :mod:`parsing.conllu_io` before the first row is
 written, so a malformed file leaves the database untouched; the caller commits or rolls back.
+
+Trees and splits. A sentence whose heads are all ``_`` has no tree: it can only go to the
+``pool`` (the sentences to annotate). The train, dev and test splits need a tree for every
+sentence, so a file with an untreed sentence is refused there, naming that sentence's first
+word line. A pool file may mix both: sentences with trees keep them as their ``gold`` version,
+the others wait for pre-annotation. Plain text (:func:`import_text`) is tokenized by
+:mod:`parsing.tokenize` and always goes to the pool.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from parsing.conllu_io import (
     decode_utf8,
     parse_conllu,
 )
+from parsing.tokenize import sentences_from_text
 
 _LANGUAGE_FROM_FILENAME = re.compile(r"([a-z]{2,3})_[a-z0-9]+-ud-")
 _WORD_ID = re.compile(r"[1-9][0-9]*")
@@ -54,17 +62,86 @@ def import_conllu(
 ) -> ImportResult:
     """Add ``data`` (a CoNLL-U file) to treebank ``treebank_name``, creating it if needed.
 
-    :raise ConlluError: the file is too large, not UTF-8, empty or malformed (with its line).
+    Sentences without a tree (heads ``_``) are accepted only in the ``pool`` split.
+
+    :raise ConlluError: the file is too large, not UTF-8, empty or malformed, or has a sentence
+        without a tree outside the pool (with its line).
     :raise ValueError: ``split`` is not one of :data:`app.models.SPLITS` or the name is empty.
     """
+    _check_request(split, treebank_name, len(data), max_bytes, filename)
+    sentences = parse_conllu(decode_utf8(data, source=filename), source=filename)
+    if split != "pool":
+        _require_trees(sentences, split, filename)
+    return _store(session, sentences, filename=filename, treebank_name=treebank_name, split=split,
+                  user=user, language=language)
+
+
+def import_text(
+    session: DbSession,
+    *,
+    data: bytes,
+    filename: str,
+    treebank_name: str,
+    user: User,
+    split: str = "pool",
+    one_per_line: bool = False,
+    language: str | None = None,
+    max_bytes: int | None = None,
+) -> ImportResult:
+    """Tokenize plain UTF-8 text (:mod:`parsing.tokenize`) into the pool of ``treebank_name``.
+
+    ``one_per_line``: every non-blank line is a sentence; else running text is split into
+    sentences. Sentence ids are ``<file name without extension>-<k>``.
+
+    :raise ConlluError: too large, not UTF-8, a control character (with its line), or no text.
+    :raise ValueError: ``split`` is not ``pool`` (text has no trees) or the name is empty.
+    """
+    _check_request(split, treebank_name, len(data), max_bytes, filename)
+    if split != "pool":
+        raise ValueError(f"plain text has no trees, so it goes into the pool split, not {split}")
+    text = decode_utf8(data, source=filename)
+    _refuse_control_characters(text, filename)
+    stem = filename.rsplit(".", 1)[0] if "." in filename else filename
+    sentences = sentences_from_text(text, one_per_line=one_per_line, sent_id_prefix=f"{stem}-")
+    if not sentences:
+        raise ConlluError(0, "the text is empty: no sentence found", source=filename)
+    return _store(session, sentences, filename=filename, treebank_name=treebank_name, split=split,
+                  user=user, language=language)
+
+
+def _check_request(split: str, treebank_name: str, size: int, max_bytes: int | None, filename: str) -> None:
     if split not in SPLITS:
         raise ValueError(f"split must be one of {', '.join(SPLITS)}, not {split!r}")
     if not treebank_name.strip():
         raise ValueError("the treebank needs a name")
-    if max_bytes is not None and len(data) > max_bytes:
+    if max_bytes is not None and size > max_bytes:
         raise ConlluError(0, f"file is larger than the {max_bytes // 2**20} MB limit",
                           source=filename)
-    sentences = parse_conllu(decode_utf8(data, source=filename), source=filename)
+
+
+def _require_trees(sentences: Sequence[ConlluSentence], split: str, filename: str) -> None:
+    """Refuse a sentence without a tree (heads ``_``) outside the pool, naming its first word line."""
+    for sentence in sentences:
+        if sentence.words[0][HEAD] == "_":
+            offset = next(i for i, row in enumerate(sentence.rows) if _WORD_ID.fullmatch(row[0]))
+            line = sentence.first_line + len(sentence.comments) + offset
+            raise ConlluError(line, f"this sentence has no tree (HEAD is _): the {split} split needs "
+                                    "trees; import sentences without trees into the pool",
+                              source=filename)
+
+
+def _refuse_control_characters(text: str, filename: str) -> None:
+    for number, line in enumerate(text.split("\n"), start=1):
+        for char in line:
+            if unicodedata.category(char) == "Cc" and not char.isspace():
+                raise ConlluError(number, f"control character U+{ord(char):04X} in the text",
+                                  source=filename)
+
+
+def _store(
+    session: DbSession, sentences: Sequence[ConlluSentence], *, filename: str, treebank_name: str,
+    split: str, user: User, language: str | None,
+) -> ImportResult:
     treebank = _get_or_create_treebank(
         session, treebank_name.strip(), user, language or guess_language(filename), sentences
     )

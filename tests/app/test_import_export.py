@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from app.extensions import db
 from app.models import Sentence, Token, Treebank, TreeVersion, User
-from app.services.exports import export_conllu
+from app.services.exports import Export, export_conllu, export_treebank
 from app.services.imports import detect_direction, guess_language, import_conllu
 from app.services.trees import add_version
 
@@ -72,7 +72,8 @@ def test_export_other_sources_replaces_head_and_deprel(session: Session, user: U
     session.commit()
     parser = export_conllu(session, treebank, source="mst")
     assert "1\tHi\thi\tINTJ\t_\t_\t2\tdep\t0:root\tSpaceAfter=No\n" in parser
-    assert "1\tYes\tyes\tINTJ\t_\t_\t_\t_\t_\t_\n" in parser  # no mst tree: heads unknown
+    assert "\tYes\t" not in parser  # no mst tree: left out, never written with _ heads
+    assert export_treebank(session, treebank, source="mst").omitted == 1
     assert "1-2\tHithere" in parser and "2.1\tgo" in parser
     latest = export_conllu(session, treebank, source="latest")
     assert "2\tthere\tthere\tADV\t_\t_\t1\tobj\t" in latest
@@ -83,7 +84,7 @@ def test_unannotated_sentences_get_no_gold_tree(session: Session, user: User) ->
     raw = "1\tHi\t_\t_\t_\t_\t_\t_\t_\t_\n2\tyou\t_\t_\t_\t_\t_\t_\t_\t_\n\n"
     treebank = _import(session, user, raw, split="pool")
     assert session.scalars(select(TreeVersion)).all() == []
-    assert export_conllu(session, treebank) == raw
+    assert export_treebank(session, treebank) == Export("", 0, 1)  # no tree: left out of a gold export
 
 
 def test_direction_and_language_detection() -> None:
