@@ -97,7 +97,7 @@ def export_command(name: str, source: str, split: str | None, reviewed_only: boo
         output.write_bytes(export.text.encode("utf-8"))
         click.echo(f"Wrote {export.sentences} sentences to {output}.", err=True)
     if export.omitted:
-        click.echo(f"{export.omitted} sentences without a {source} tree left out.", err=True)
+        click.echo(f"{export.omitted} sentences without a tree from {source} left out.", err=True)
 
 
 @treebank_cli.command("preannotate")

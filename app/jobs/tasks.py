@@ -15,6 +15,7 @@ from app.services.preannotate import (
     new_round,
     parse_batch,
     pool_targets,
+    require_tags,
     train_round,
     training_data,
 )
@@ -45,13 +46,14 @@ def _preannotate(session: DbSession, job: Job, progress: Progress) -> dict[str, 
     round_ = new_round(session, treebank, parsers=params["parsers"], tags=params.get("tags", "gold"),
                        user=user, models_dir=current_app.config["MODELS_DIR"],
                        ensemble=params.get("ensemble") or DEFAULT_METHOD)
+    chosen = [int(i) for i in params.get("sentences") or []]
+    targets = chosen_targets(session, treebank, chosen) if chosen else pool_targets(session, treebank)
+    require_tags(session, targets, round_.tags)  # before hours of training, not after
     progress("reading training trees", 0.01)
     train, dev = training_data(session, treebank)
     trained = train_round(round_, train, dev, params=current_app.config.get("MEMBER_PARAMS") or {},
                           ensemble_params=current_app.config.get("ENSEMBLE_PARAMS") or {}, say=progress)
     progress(f"round {round_.number} trained", 0.6)  # commits the round's weights
-    chosen = [int(i) for i in params.get("sentences") or []]
-    targets = chosen_targets(session, treebank, chosen) if chosen else pool_targets(session, treebank)
     done = 0
     for start in range(0, len(targets), BATCH):
         done += parse_batch(session, trained, targets[start:start + BATCH], user=user)

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy import func, select
 
-from app.models import Document, Sentence, SentenceState, TrainingRound, Treebank, TreeVersion, User
+from app.models import Document, Sentence, SentenceState, Token, TrainingRound, Treebank, TreeVersion, User
 from app.services import DbSession
 from app.services.parsing_adapter import load_sentences, tree_of_parse
 from app.services.trees import latest_versions
@@ -31,6 +31,7 @@ from parsing.ensemble.confidence import sentence_confidence
 from parsing.ensemble.registry import DEFAULT_METHOD, method_spec
 from parsing.members import member_names
 from parsing.pipeline import ModelBundle, TagMode, load_models, train_models
+from parsing.types import Parse as ParsingParse
 from parsing.types import Sentence as ParsingSentence
 
 DEFAULT_PARSERS = ("graph1", "eager", "hybrid")
@@ -172,10 +173,37 @@ def vote_weights(bundle: ModelBundle, dev_uas: Sequence[float] | None) -> list[f
     return [1.0] * len(names)
 
 
+def require_tags(session: DbSession, sentence_ids: Sequence[int], tags: str) -> None:
+    """Refuse gold-tag parsing of sentences that have words without UPOS (``_``).
+
+    Parsers trained on gold tags read the UPOS column; on ``_`` they would parse garbage.
+
+    :raise ValueError: naming how many such sentences there are and one of them.
+    """
+    if tags != "gold" or not sentence_ids:
+        return
+    untagged: list[int] = []
+    for start in range(0, len(sentence_ids), 5000):
+        chunk = list(sentence_ids[start:start + 5000])
+        untagged.extend(session.scalars(select(Token.sentence_id).distinct().where(
+            Token.sentence_id.in_(chunk), Token.word.is_not(None), Token.upos == "_")))
+    if untagged:
+        example = session.get(Sentence, untagged[0])
+        name = (example.sent_id if example is not None else None) or f"#{untagged[0]}"
+        raise ValueError(f"{len(untagged)} of the {len(sentence_ids)} sentences to parse have words without "
+                         f"UPOS (e.g. {name}): pre-annotate with predicted tags, which tag them first")
+
+
 def parse_batch(
     session: DbSession, trained: TrainedRound, sentence_ids: Sequence[int], *, user: User
 ) -> int:
-    """Parse ``sentence_ids`` and store member, ensemble and disagreement rows (flushes)."""
+    """Parse ``sentence_ids`` and store member, ensemble and disagreement rows (flushes).
+
+    With a round trained on predicted tags every stored version keeps the UPOS its parser
+    used (``TreeVersion.upos``); with gold tags that is ``None`` and untagged sentences are
+    refused (:func:`require_tags`).
+    """
+    require_tags(session, sentence_ids, trained.bundle.tags)
     sentences = load_sentences(session, sentence_ids)
     by_name, combined = trained.bundle.parse_with_ensemble(sentences)
     names = list(trained.bundle.parsers)
@@ -185,13 +213,15 @@ def parse_batch(
         parses = [member[i] for member in member_parses]
         for name, parse in zip(names, parses, strict=True):
             heads, deprels, scores = tree_of_parse(parse)
-            session.add(_version(session, sentence_id, "parser", name, heads, deprels, scores, user))
+            session.add(_version(session, sentence_id, "parser", name, heads, deprels, scores, user,
+                                 upos=_tags(parse)))
         confidence = sentence_confidence(
             stack_heads(parses), [p.deprels for p in parses], weights,
             combined[i].heads, combined[i].deprels)
         heads, deprels, _ = tree_of_parse(combined[i])
         shares: list[float | None] = [round(float(token.vote_share), 6) for token in confidence.tokens]
-        session.add(_version(session, sentence_id, "ensemble", "", heads, deprels, shares, user))
+        session.add(_version(session, sentence_id, "ensemble", "", heads, deprels, shares, user,
+                             upos=_tags(combined[i])))
         state = session.get(SentenceState, sentence_id) or SentenceState(sentence_id=sentence_id)
         state.disagreement = confidence.disagreement
         if state.status is None:
@@ -201,11 +231,16 @@ def parse_batch(
     return len(sentence_ids)
 
 
+def _tags(parse: ParsingParse) -> list[str] | None:
+    """The UPOS (words 1..n) a parse was made with when its parser tagged, else None."""
+    return None if parse.upos is None else [str(tag) for tag in parse.upos[1:]]
+
+
 def _version(
     session: DbSession, sentence_id: int, kind: str, name: str, heads: list[int], deprels: list[str],
-    scores: list[float | None] | None, user: User,
+    scores: list[float | None] | None, user: User, *, upos: list[str] | None = None,
 ) -> TreeVersion:
     current = session.scalar(select(func.max(TreeVersion.version)).where(
         TreeVersion.sentence_id == sentence_id, TreeVersion.kind == kind, TreeVersion.name == name))
     return TreeVersion(sentence_id=sentence_id, kind=kind, name=name, version=(current or 0) + 1,
-                       heads=heads, deprels=deprels, scores=scores, user_id=user.id)
+                       heads=heads, deprels=deprels, scores=scores, upos=upos, user_id=user.id)

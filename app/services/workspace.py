@@ -77,8 +77,9 @@ def editor_data(session: DbSession, sentence: Sentence) -> dict[str, Any]:
         "sentence": {"id": sentence.id, "sent_id": sentence.sent_id, "text": sentence.text,
                      "n_words": n, "split": sentence.document.split, "treebank_id": treebank.id,
                      "treebank": treebank.name, "direction": treebank.direction},
-        "words": [{"id": w.word, "form": w.form, "lemma": w.lemma, "upos": w.upos, "feats": w.feats}
-                  for w in words],
+        "words": [{"id": w.word, "form": w.form, "lemma": w.lemma, "upos": tag, "feats": w.feats,
+                   "upos_predicted": tag != w.upos}
+                  for w, tag in zip(words, _shown_tags(words, trees.get(("ensemble", ""))), strict=True)],
         "members": [tree_dict(tree) for tree in members],
         "ensemble": tree_dict(trees.get(("ensemble", ""))),
         "gold": tree_dict(trees.get(("gold", ""))),
@@ -88,6 +89,14 @@ def editor_data(session: DbSession, sentence: Sentence) -> dict[str, Any]:
         "state": state_dict(session.get(SentenceState, sentence.id)),
         "notes": notes(session, sentence.id),
     }
+
+
+def _shown_tags(words: Sequence[Any], ensemble: TreeVersion | None) -> list[str]:
+    """Each word's UPOS, or where it has none (``_``) the tag the parsers predicted for it."""
+    predicted = (ensemble.upos if ensemble is not None else None) or [None] * len(words)
+    if len(predicted) != len(words):
+        predicted = [None] * len(words)
+    return [str(tag) if w.upos == "_" and tag else w.upos for w, tag in zip(words, predicted, strict=True)]
 
 
 def state_dict(state: SentenceState | None) -> dict[str, Any]:
