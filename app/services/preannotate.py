@@ -194,6 +194,17 @@ def require_tags(session: DbSession, sentence_ids: Sequence[int], tags: str) -> 
                          f"UPOS (e.g. {name}): pre-annotate with predicted tags, which tag them first")
 
 
+def pool_has_untagged(session: DbSession, treebank: Treebank) -> bool:
+    """Whether a pool sentence still to annotate has a word without UPOS (raw text): then
+    pre-annotation needs predicted tags (:func:`require_tags`)."""
+    annotated = select(TreeVersion.sentence_id).where(TreeVersion.kind == "annotation")
+    return session.scalar(
+        select(Token.id).join(Sentence).join(Document)
+        .where(Document.treebank_id == treebank.id, Document.split == "pool", Token.word.is_not(None),
+               Token.upos == "_", Sentence.id.not_in(annotated)).limit(1)
+    ) is not None
+
+
 def parse_batch(
     session: DbSession, trained: TrainedRound, sentence_ids: Sequence[int], *, user: User
 ) -> int:

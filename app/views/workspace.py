@@ -10,7 +10,7 @@ from sqlalchemy import select
 
 from app.extensions import db
 from app.models import Job, Sentence, Treebank
-from app.services.preannotate import DEFAULT_PARSERS
+from app.services.preannotate import DEFAULT_PARSERS, pool_has_untagged
 from app.services.queue import (
     ORDERS,
     QueueFilter,
@@ -86,6 +86,7 @@ def queue(treebank_id: int) -> str:
         editor_args=spec.to_args() | ({"page": str(paging.page)} if paging.page > 1 else {}),
         methods=[(name, spec.summary) for name, spec in METHODS.items()], default_method=DEFAULT_METHOD,
         last_job=last_job.to_dict() if last_job else None,
+        default_tags="predicted" if pool_has_untagged(db.session, treebank) else "gold",
     )
 
 

@@ -149,3 +149,20 @@ def test_pool_takes_conllu_mixing_trees_and_none(session: Session, user: User) -
     export = export_treebank(session, result.treebank)
     assert export.omitted == 1 and export.text == TREE + TREE
     assert [s.words[0][1] for s in parse_conllu(export.text)] == ["Hi", "Hi"]
+
+
+def test_queue_form_defaults_to_predicted_tags_for_untagged_pool(
+    app: Flask, logged_in: FlaskClient,
+) -> None:
+    logged_in.post("/treebanks/import", data={"file": (io.BytesIO(TREE.encode()), "t.conllu"),
+                                               "name": "tb", "split": "train"},
+                   content_type="multipart/form-data")
+    with app.app_context():
+        treebank_id = db.session.scalar(select(Document.treebank_id))
+    tagged = logged_in.get(f"/workspace/treebanks/{treebank_id}").get_data(as_text=True)
+    assert '<option value="predicted">predicted' in tagged
+    logged_in.post("/treebanks/import", data={"text": "Raw words here.", "file_format": "text",
+                                               "name": "tb", "split": "pool"},
+                   content_type="multipart/form-data")
+    untagged = logged_in.get(f"/workspace/treebanks/{treebank_id}").get_data(as_text=True)
+    assert '<option value="predicted" selected>predicted' in untagged
