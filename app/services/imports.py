@@ -98,7 +98,7 @@ def import_text(
     """
     _check_request(split, treebank_name, len(data), max_bytes, filename)
     if split != "pool":
-        raise ValueError(f"plain text has no trees, so it goes into the pool split, not {split}")
+        raise ValueError(f"Plain text has no trees, so it goes into the pool split, not {split}.")
     text = decode_utf8(data, source=filename)
     _refuse_control_characters(text, filename)
     stem = filename.rsplit(".", 1)[0] if "." in filename else filename
