@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from app.jobs import create_job, run_job
 from app.models import Document, Job, Sentence, SentenceState, TrainingRound, Treebank, TreeVersion, User
+from app.services import DbSession
 from app.services.demo import setup_demo
 from app.services.exports import export_treebank
 from app.services.imports import import_conllu, import_text
@@ -30,7 +31,7 @@ POOL = ("# sent_id = p1\n1\tYes\t_\tINTJ\t_\t_\t_\t_\t_\t_\n\n"
         "# sent_id = p3\n1\tMaybe\tmaybe\tADV\t_\t_\t0\troot\t_\t_\n\n")
 
 
-def _seed(session: Session, user: User) -> dict[str, int]:
+def _seed(session: DbSession, user: User) -> dict[str, int]:
     """Two train trees, three pool sentences (p3 imported with a tree); sent_id -> id."""
     import_conllu(session, data=TRAIN.encode(), filename="t.conllu", treebank_name="tb", split="train",
                   user=user)
