@@ -166,3 +166,19 @@ def test_queue_form_defaults_to_predicted_tags_for_untagged_pool(
                    content_type="multipart/form-data")
     untagged = logged_in.get(f"/workspace/treebanks/{treebank_id}").get_data(as_text=True)
     assert '<option value="predicted" selected>predicted' in untagged
+
+
+def test_text_over_the_size_limit_stores_nothing(
+    session: Session, user: User, row_counts: Callable[[], dict[str, int]],
+) -> None:
+    from parsing.conllu_io import ConlluError
+
+    try:
+        import_text(session, data=b"Far too long. " * 10, filename="big.txt", treebank_name="tb", user=user,
+                    max_bytes=100)
+    except ConlluError as error:
+        assert "file is larger than the" in str(error) and error.source == "big.txt"
+    else:
+        raise AssertionError("oversized text imported")
+    session.rollback()
+    assert set(row_counts().values()) == {0}
