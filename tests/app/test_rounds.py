@@ -240,7 +240,7 @@ def test_rounds_page_lists_every_round_with_curves(
     assert html.count("<polyline") == 2 * 3  # two charts, a line each for the ensemble and two members
     assert 'id="held-out-note"' in html and "multiple of 10" in html
     assert "65.5" in html and "62.2" in html  # ensemble LAS of each round, one decimal
-    assert "1 min 15 s" in html and "30 / 2 / 0" in html
+    assert "1 min 15 s" in html and '<td class="num">30</td><td class="num">2</td>' in html
     assert f'/treebanks/{second.treebank_id}/rounds/2/changed">3</a> of 10' in html
     assert "ana" in html
 
