@@ -120,5 +120,6 @@ def test_two_rounds_on_the_rounds_page(
         changed.click()
         page.wait_for_selector("ol.changed li")
         assert page.locator("ol.changed li").count() == count
+        screenshot(page, "rounds-changed")
         page.click("ol.changed li:first-child a")
         page.wait_for_selector("#tree svg")
