@@ -37,6 +37,7 @@ from parsing.ensemble.registry import DEFAULT_METHOD, method_spec
 from parsing.members import member_names
 from parsing.metrics import evaluate
 from parsing.pipeline import ModelBundle, TagMode, load_models, train_models
+from parsing.types import Parse
 from parsing.types import Sentence as ParsingSentence
 
 DEFAULT_PARSERS = ("graph1", "eager", "hybrid")
@@ -220,7 +221,8 @@ def train_round(
                  ensemble=method, ensemble_params=(ensemble_params or {}).get(method),
                  progress=lambda message, done: report(message, 0.02 + 0.58 * done))
     bundle = load_models(out)
-    report(f"scoring the members and the ensemble on {data.evaluation_source or 'nothing'}", 0.6)
+    report(f"scoring the members and the ensemble on {data.evaluation_source}" if data.evaluation_source
+           else "no dev split and too few trees to hold some out: the round is not scored", 0.6)
     names = list(bundle.parsers)
     scores, member_parses = evaluation_scores(bundle, data.evaluation)
     round_.dev_uas = None
@@ -238,7 +240,7 @@ def train_round(
 
 def evaluation_scores(
     bundle: ModelBundle, gold: Sequence[ParsingSentence]
-) -> tuple[dict[str, Any] | None, dict[str, list[Any]]]:
+) -> tuple[dict[str, Any] | None, dict[str, list[Parse]]]:
     """UAS and LAS in percent (CoNLL 2018 scorer) of every member and the ensemble on ``gold``:
     ``{"members": {NAME: {"uas", "las"}}, "ensemble": {"uas", "las"}}`` (no ``ensemble`` key when
     the bundle has none), and the members' parses; ``(None, {})`` without gold trees."""
@@ -249,7 +251,7 @@ def evaluation_scores(
     else:
         member_parses, combined = bundle.parse(gold), None
 
-    def percent(parses: Sequence[Any]) -> dict[str, float]:
+    def percent(parses: Sequence[Parse]) -> dict[str, float]:
         result = evaluate(gold, parses)
         return {"uas": round(100 * result.uas.f1, 2), "las": round(100 * result.las.f1, 2)}
 

@@ -128,6 +128,13 @@ def test_training_data_without_dev_holds_out_and_never_trains_on_it(session: Ses
     assert held_words == [words_of(session, sid) for sid in data.held_out_ids]
 
 
+def test_too_few_trees_without_dev_are_all_trained_on(session: Session, user: User) -> None:
+    treebank = import_without_dev(session, user, train=MIN_TREES_TO_HOLD_OUT - 1, pool=2)
+    data = training_data(session, treebank)
+    assert data.evaluation_source is None and data.held_out_ids == [] and data.evaluation == []
+    assert data.train_ids == ids_of(session, treebank, "train")
+
+
 def words_of(session: Session, sentence_id: int) -> int:
     return session.get(Sentence, sentence_id).n_words  # type: ignore[union-attr]
 
@@ -308,3 +315,22 @@ def test_changed_sentences_link_to_the_editor(
 def test_rounds_pages_need_a_login(client: FlaskClient, app: Flask, path: str) -> None:
     response = client.get(path)
     assert response.status_code == 302 and "/auth/login" in response.headers["Location"]
+
+
+def test_unscored_and_unrecorded_rounds_say_so(
+    logged_in: FlaskClient, session: Session, recorded: Callable[..., TrainingRound]
+) -> None:
+    scored = recorded(1, las=50.0, tokens=10)
+    user_id, treebank_id = scored.user_id, scored.treebank_id
+    session.add_all([  # round 2 ran before migration 0005; round 3 had too few trees and no dev
+        TrainingRound(treebank_id=treebank_id, number=2, parsers=["graph1"], tags="gold", model_dir="/x",
+                      user_id=user_id),
+        TrainingRound(treebank_id=treebank_id, number=3, parsers=["graph1"], tags="gold", model_dir="/x",
+                      user_id=user_id, started_at=datetime(2026, 11, 21, tzinfo=UTC),
+                      finished_at=datetime(2026, 11, 21, 0, 0, 3, tzinfo=UTC), compared_sentences=0,
+                      changed_sentences=0)])
+    session.commit()
+    html = logged_in.get(f"/treebanks/{treebank_id}/rounds").get_data(as_text=True)
+    assert html.count("not recorded") == 1 and html.count('<span class="muted">not scored</span>') == 1
+    assert "fewer than 10 training trees" in html and "not finished" not in html
+    assert html.count("<polyline") == 2 * 3  # unscored rounds add no point
