@@ -92,7 +92,7 @@ def register_extensions(app: Flask) -> None:
 
 def register_blueprints(app: Flask) -> None:
     """Register one blueprint per area, and the error pages."""
-    from app.views import auth, errors, jobs, sentences, treebanks, workspace, workspace_api
+    from app.views import auth, errors, jobs, rounds, sentences, treebanks, workspace, workspace_api
 
     app.register_blueprint(auth.bp)
     app.register_blueprint(treebanks.bp)
@@ -100,6 +100,7 @@ def register_blueprints(app: Flask) -> None:
     app.register_blueprint(workspace.bp)
     app.register_blueprint(workspace_api.bp)
     app.register_blueprint(jobs.bp)
+    app.register_blueprint(rounds.bp)
     errors.register(app)
     app.add_url_rule("/", endpoint="index", view_func=treebanks.index)
 

@@ -266,7 +266,17 @@ class SentenceNote(Base):
 
 class TrainingRound(Base):
     """One training of the members and the ensemble on a treebank; ``weights`` weight the vote
-    shares shown to annotators (:func:`app.services.preannotate.vote_weights`)."""
+    shares shown to annotators (:func:`app.services.preannotate.vote_weights`).
+
+    The round's record (migration 0005; NULL or 0 on older rounds): when it ran
+    (``started_at``/``finished_at``), its training trees by origin (``gold_sentences``,
+    ``corrected_sentences`` = annotation versions, ``automatic_sentences`` = self-training,
+    with its ``self_training`` settings or NULL), ``annotated_tokens`` (words of the human
+    trees), what scored it (``evaluation``: ``dev`` or ``held-out``, with ``held_out_ids``),
+    ``scores`` (percentages: ``{"members": {NAME: {"uas", "las"}}, "ensemble": {"uas", "las"}}``)
+    and what it changed: of ``compared_sentences`` re-parsed sentences that had an ensemble tree,
+    ``changed_sentences`` got a different one (the first ids in ``changed_ids``).
+    """
 
     __tablename__ = "training_rounds"
     __table_args__ = (UniqueConstraint("treebank_id", "number"),)
@@ -286,6 +296,19 @@ class TrainingRound(Base):
     model_dir: Mapped[str] = mapped_column(Text)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    gold_sentences: Mapped[int] = mapped_column(default=0)
+    corrected_sentences: Mapped[int] = mapped_column(default=0)
+    automatic_sentences: Mapped[int] = mapped_column(default=0)
+    annotated_tokens: Mapped[int] = mapped_column(default=0)
+    self_training: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    evaluation: Mapped[str | None] = mapped_column(String(16))
+    held_out_ids: Mapped[list[Any] | None] = mapped_column(JSON)
+    scores: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    compared_sentences: Mapped[int | None]
+    changed_sentences: Mapped[int | None]
+    changed_ids: Mapped[list[Any] | None] = mapped_column(JSON)
 
 
 class Job(Base):

@@ -19,6 +19,7 @@ from app.services.preannotate import (
     train_round,
     training_data,
 )
+from app.services.rounds import changed_between, ensemble_trees, finish_round
 from parsing.ensemble.registry import DEFAULT_METHOD
 
 BATCH = 25
@@ -50,17 +51,25 @@ def _preannotate(session: DbSession, job: Job, progress: Progress) -> dict[str, 
     targets = chosen_targets(session, treebank, chosen) if chosen else pool_targets(session, treebank)
     require_tags(session, targets, round_.tags)  # before hours of training, not after
     progress("reading training trees", 0.01)
-    train, dev = training_data(session, treebank)
-    trained = train_round(round_, train, dev, params=current_app.config.get("MEMBER_PARAMS") or {},
+    data = training_data(session, treebank)
+    trained = train_round(round_, data, params=current_app.config.get("MEMBER_PARAMS") or {},
                           ensemble_params=current_app.config.get("ENSEMBLE_PARAMS") or {}, say=progress)
-    progress(f"round {round_.number} trained", 0.6)  # commits the round's weights
-    done = 0
+    progress(f"round {round_.number} trained", 0.6)  # commits the round's weights and scores
+    done, compared = 0, 0
+    changed: list[int] = []
     for start in range(0, len(targets), BATCH):
-        done += parse_batch(session, trained, targets[start:start + BATCH], user=user)
+        batch = targets[start:start + BATCH]
+        before = ensemble_trees(session, batch)  # the previous round's trees
+        done += parse_batch(session, trained, batch, user=user)
+        batch_compared, batch_changed = changed_between(before, ensemble_trees(session, batch))
+        compared, changed = compared + batch_compared, changed + batch_changed
         progress(f"parsed {done} of {len(targets)} sentences", 0.6 + 0.4 * done / len(targets))
     if not targets:
         progress("nothing to parse: every pool sentence is annotated", 1.0)
+    finish_round(round_, compared=compared, changed=changed)
     return {"round": round_.number, "parsed": done, "parsers": list(round_.parsers),
             "ensemble": round_.ensemble,
             "weights": round_.weights, "dev_uas": round_.dev_uas,
-            "train_sentences": len(train), "dev_sentences": len(dev)}
+            "train_sentences": len(data.train), "dev_sentences": len(data.dev),
+            "evaluation": round_.evaluation, "scores": round_.scores,
+            "changed_sentences": len(changed)}

@@ -1,11 +1,15 @@
 """Pre-annotation: train the members and the ensemble on a treebank, parse its pool.
 
 1. :func:`training_data`: the train split (newest correction, else gold) plus pool sentences
-   already reviewed; the dev split (gold or corrected) tunes the ensemble's member weights.
+   already reviewed; the dev split (gold or corrected) tunes the ensemble's member weights and
+   scores the round. Without a dev split a fixed slice of those trees is held out instead
+   (:func:`held_out_slice`): never trained on, it only scores the round.
 2. :func:`new_round` records a :class:`~app.models.TrainingRound`; :func:`train_round`
    fits every member and the round's ensemble method (default: the measured default,
    :data:`parsing.ensemble.registry.DEFAULT_METHOD`) into its model directory (no database
-   work), and the weights of the vote shares shown to annotators (:func:`vote_weights`).
+   work), the weights of the vote shares shown to annotators (:func:`vote_weights`), and
+   records what the round trained on and how every member and the ensemble scored
+   (:func:`evaluation_scores`).
 3. :func:`parse_batch` parses sentences with every member and the ensemble and stores each
    member's tree (``parser``), the ensemble's (``ensemble``, vote share as ``scores``) and the
    sentence's disagreement; the caller commits each batch as one transaction.
@@ -15,7 +19,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +35,9 @@ from parsing.ensemble.base import member_accuracy, stack_heads
 from parsing.ensemble.confidence import sentence_confidence
 from parsing.ensemble.registry import DEFAULT_METHOD, method_spec
 from parsing.members import member_names
+from parsing.metrics import evaluate
 from parsing.pipeline import ModelBundle, TagMode, load_models, train_models
-from parsing.types import Parse as ParsingParse
+from parsing.types import Parse
 from parsing.types import Sentence as ParsingSentence
 
 DEFAULT_PARSERS = ("graph1", "eager", "hybrid")
@@ -45,6 +51,15 @@ FAST_MEMBER_PARAMS: dict[str, dict[str, Any]] = {
 FAST_ENSEMBLE_PARAMS: dict[str, dict[str, Any]] = {"stack": {"max_iter": 2}}
 """Cheap settings (``ENSEMBLE_PARAMS``, by method) for tests and quick trials."""
 
+HELD_OUT_EVERY = 10
+"""Without a dev split, sentences whose id is a multiple of this are held out to score rounds."""
+
+MIN_HELD_OUT = 3
+"""The held-out slice has at least this many sentences (topped up by id order, see :func:`held_out_slice`)."""
+
+MIN_TREES_TO_HOLD_OUT = 10
+"""Fewer training trees than this and no dev split: nothing is held out and the round is not scored."""
+
 Say = Callable[[str, float], None]
 
 
@@ -56,10 +71,35 @@ class TrainedRound:
     weights: list[float]
 
 
-def training_data(
-    session: DbSession, treebank: Treebank
-) -> tuple[list[ParsingSentence], list[ParsingSentence]]:
-    """``(train, dev)``: trees to learn from (corrections win over gold) and tuning trees."""
+@dataclass
+class TrainingData:
+    """What a round learns from and what scores it.
+
+    ``train``: the trees to train on (``train_ids`` in the same order), of which ``gold``
+    are imported trees and ``corrected`` annotation versions; ``dev``: the dev split's trees
+    (they tune the ensemble); ``evaluation``: the trees that score the round (``dev``, or the
+    ``held_out_ids`` slice of the training trees when there is no dev split) and
+    ``evaluation_source`` (``"dev"``, ``"held-out"`` or None: nothing to score on).
+    """
+
+    train: list[ParsingSentence]
+    dev: list[ParsingSentence]
+    train_ids: list[int] = field(default_factory=list)
+    gold: int = 0
+    corrected: int = 0
+    evaluation: list[ParsingSentence] = field(default_factory=list)
+    evaluation_source: str | None = None
+    held_out_ids: list[int] = field(default_factory=list)
+
+    @property
+    def annotated_tokens(self) -> int:
+        """Words in the human trees trained on (gold and corrected): the learning curve's x."""
+        return sum(len(sentence) for sentence in self.train)
+
+
+def training_data(session: DbSession, treebank: Treebank) -> TrainingData:
+    """Trees to learn from (corrections win over gold), tuning trees and the trees that score
+    the round (the dev split, else the :func:`held_out_slice` of the training trees)."""
     def ids(where: Any) -> list[int]:
         return list(session.scalars(
             select(Sentence.id).join(Document).outerjoin(SentenceState)
@@ -69,14 +109,46 @@ def training_data(
 
     train_ids = ids(Document.split == "train") + ids(
         (Document.split == "pool") & (SentenceState.status == "reviewed"))
-    dev_ids = ids(Document.split == "dev")
-    return _with_trees(session, train_ids), _with_trees(session, dev_ids)
+    trees = latest_versions(session, train_ids, "latest")
+    pairs = _with_trees(session, train_ids, trees)
+    dev = [sentence for _, sentence in _with_trees(session, ids(Document.split == "dev"))]
+    held_out = [] if dev else held_out_slice([sid for sid, _ in pairs])
+    excluded = set(held_out)
+    kept = [(sid, sentence) for sid, sentence in pairs if sid not in excluded]
+    corrected = sum(trees[sid].kind == "annotation" for sid, _ in kept)
+    by_id = dict(pairs)
+    return TrainingData(
+        train=[sentence for _, sentence in kept], dev=dev, train_ids=[sid for sid, _ in kept],
+        gold=len(kept) - corrected, corrected=corrected,
+        evaluation=dev or [by_id[sid] for sid in held_out],
+        evaluation_source="dev" if dev else "held-out" if held_out else None, held_out_ids=held_out,
+    )
 
 
-def _with_trees(session: DbSession, sentence_ids: list[int]) -> list[ParsingSentence]:
-    trees = latest_versions(session, sentence_ids, "latest")
-    usable = [sid for sid in sentence_ids if sid in trees]
-    return [s for s in load_sentences(session, usable, trees) if len(s) and s.has_tree]
+def held_out_slice(sentence_ids: Sequence[int]) -> list[int]:
+    """The sentences a treebank without a dev split holds out to score a round, sorted.
+
+    Every sentence whose id is a multiple of :data:`HELD_OUT_EVERY` (the same sentences round
+    after round), topped up to :data:`MIN_HELD_OUT` by the smallest ``(id % HELD_OUT_EVERY, id)``;
+    none when there are fewer than :data:`MIN_TREES_TO_HOLD_OUT` sentences.
+    """
+    ordered = sorted(set(sentence_ids))
+    if len(ordered) < MIN_TREES_TO_HOLD_OUT:
+        return []
+    chosen = [sid for sid in ordered if sid % HELD_OUT_EVERY == 0]
+    others = sorted((sid for sid in ordered if sid % HELD_OUT_EVERY),
+                    key=lambda sid: (sid % HELD_OUT_EVERY, sid))
+    return sorted(chosen + others[:max(0, MIN_HELD_OUT - len(chosen))])
+
+
+def _with_trees(
+    session: DbSession, sentence_ids: list[int], trees: dict[int, TreeVersion] | None = None
+) -> list[tuple[int, ParsingSentence]]:
+    """``(id, sentence)`` for the sentences that have words and a whole tree, in the given order."""
+    found = trees if trees is not None else latest_versions(session, sentence_ids, "latest")
+    usable = [sid for sid in sentence_ids if sid in found]
+    return [(sid, s) for sid, s in zip(usable, load_sentences(session, usable, found), strict=True)
+            if len(s) and s.has_tree]
 
 
 def pool_targets(session: DbSession, treebank: Treebank) -> list[int]:
@@ -117,7 +189,8 @@ def new_round(
                              .where(TrainingRound.treebank_id == treebank.id)) or 0) + 1
     directory = model_root(models_dir, treebank) / str(number)
     round_ = TrainingRound(treebank_id=treebank.id, number=number, parsers=list(parsers), tags=tags,
-                           ensemble=ensemble, model_dir=str(directory), user_id=user.id)
+                           ensemble=ensemble, model_dir=str(directory), user_id=user.id,
+                           started_at=datetime.now(UTC))
     session.add(round_)
     session.flush()
     return round_
@@ -125,18 +198,19 @@ def new_round(
 
 def train_round(
     round_: TrainingRound,
-    train: Sequence[ParsingSentence],
-    dev: Sequence[ParsingSentence],
+    data: TrainingData,
     *,
     params: Mapping[str, Mapping[str, Any]] | None = None,
     ensemble_params: Mapping[str, Mapping[str, Any]] | None = None,
     say: Say | None = None,
 ) -> TrainedRound:
-    """Fit the members and the ensemble into ``round_.model_dir``; fill in ``round_``.
+    """Fit the members and the ensemble into ``round_.model_dir``; fill in ``round_``'s weights
+    and record (training trees by origin, evaluation source and scores).
 
     ``params`` overrides member hyperparameters by name (e.g. fewer epochs in tests),
     ``ensemble_params`` the ensemble method's, by method name.
     """
+    train, dev = data.train, data.dev
     if not train:
         raise ValueError("no trees to train on: import a train split with trees first")
     report = say or (lambda message, fraction: None)
@@ -147,15 +221,44 @@ def train_round(
                  ensemble=method, ensemble_params=(ensemble_params or {}).get(method),
                  progress=lambda message, done: report(message, 0.02 + 0.58 * done))
     bundle = load_models(out)
-    report("measuring the members on dev", 0.6)
+    report(f"scoring the members and the ensemble on {data.evaluation_source}" if data.evaluation_source
+           else "no dev split and too few trees to hold some out: the round is not scored", 0.6)
     names = list(bundle.parsers)
+    scores, member_parses = evaluation_scores(bundle, data.evaluation)
     round_.dev_uas = None
-    if dev:
-        accuracies = member_accuracy(dev, [bundle.parse(dev)[name] for name in names])
-        round_.dev_uas = [float(a) for a in accuracies]
+    if dev:  # the same parses as the scores: data.evaluation is dev
+        round_.dev_uas = [float(a) for a in member_accuracy(dev, [member_parses[name] for name in names])]
     round_.weights = vote_weights(bundle, round_.dev_uas)
     round_.train_sentences, round_.dev_sentences = len(train), len(dev)
+    round_.gold_sentences, round_.corrected_sentences = data.gold, data.corrected
+    round_.automatic_sentences, round_.self_training = 0, None
+    round_.annotated_tokens = data.annotated_tokens
+    round_.evaluation, round_.held_out_ids = data.evaluation_source, list(data.held_out_ids)
+    round_.scores = scores
     return TrainedRound(bundle, list(round_.weights))
+
+
+def evaluation_scores(
+    bundle: ModelBundle, gold: Sequence[ParsingSentence]
+) -> tuple[dict[str, Any] | None, dict[str, list[Parse]]]:
+    """UAS and LAS in percent (CoNLL 2018 scorer) of every member and the ensemble on ``gold``:
+    ``{"members": {NAME: {"uas", "las"}}, "ensemble": {"uas", "las"}}`` (no ``ensemble`` key when
+    the bundle has none), and the members' parses; ``(None, {})`` without gold trees."""
+    if not gold:
+        return None, {}
+    if bundle.ensemble is not None:
+        member_parses, combined = bundle.parse_with_ensemble(gold)
+    else:
+        member_parses, combined = bundle.parse(gold), None
+
+    def percent(parses: Sequence[Parse]) -> dict[str, float]:
+        result = evaluate(gold, parses)
+        return {"uas": round(100 * result.uas.f1, 2), "las": round(100 * result.las.f1, 2)}
+
+    scores: dict[str, Any] = {"members": {name: percent(parses) for name, parses in member_parses.items()}}
+    if combined is not None:
+        scores["ensemble"] = percent(combined)
+    return scores, dict(member_parses)
 
 
 def vote_weights(bundle: ModelBundle, dev_uas: Sequence[float] | None) -> list[float]:
@@ -242,7 +345,7 @@ def parse_batch(
     return len(sentence_ids)
 
 
-def _tags(parse: ParsingParse) -> list[str] | None:
+def _tags(parse: Parse) -> list[str] | None:
     """The UPOS (words 1..n) a parse was made with when its parser tagged, else None."""
     return None if parse.upos is None else [str(tag) for tag in parse.upos[1:]]
 
