@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import doctest
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -114,7 +115,7 @@ def test_own_and_ensemble_labels(wolof: list[Sentence]) -> None:
     pool = wolof[:20]
     gold = [_gold(s) for s in pool]
     members = {"right": gold, "wrong": [_wrong_head(s) for s in pool]}
-    settings = {"select": "random", "max_share": 1.0, "stratify_by_length": False}
+    settings: dict[str, Any] = {"select": "random", "max_share": 1.0, "stratify_by_length": False}
     own = select_automatic(SelfTrainingConfig(source="own", **settings), pool, members, gold, 20)
     ensemble = select_automatic(SelfTrainingConfig(source="ensemble", **settings), pool, members, gold, 20)
     assert len(own["wrong"]) == len(ensemble["wrong"]) == 20
@@ -168,8 +169,8 @@ def test_train_models_adds_extra_trees_and_keeps_human_ones(wolof: list[Sentence
     assert manifest["train_sentences"] == 20
     assert manifest["automatic_sentences"] == {"graph1": 10, "eager": 0}
     bundle = load_models(tmp_path / "m")
-    assert "dep:auto" in bundle.parsers["graph1"].labeller_.classes_  # type: ignore[attr-defined]
-    assert "dep:auto" not in bundle.parsers["eager"].labels_.index  # type: ignore[attr-defined]
+    assert "dep:auto" in bundle.parsers["graph1"].labeller_.classes_
+    assert "dep:auto" not in bundle.parsers["eager"].labels_.index
     with pytest.raises(ValueError, match="neural, which is not being trained"):
         train_models(train, None, tmp_path / "n", names=["graph1"], extra_train={"neural": automatic})
 
