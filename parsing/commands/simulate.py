@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from parsing.commands.parsers import parse_overrides
@@ -30,14 +31,16 @@ from parsing.semi.simulate import (
 )
 
 
-def _count(minimum: int) -> type[int]:
+def _count(minimum: int) -> Callable[[str], int]:
+    """An argparse type: an integer of at least ``minimum``."""
+
     def parse(text: str) -> int:
         value = int(text)
         if value < minimum:
             raise argparse.ArgumentTypeError(f"must be at least {minimum}")
         return value
 
-    return parse  # type: ignore[return-value]
+    return parse
 
 
 def _fraction(text: str) -> float:
@@ -94,11 +97,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run_simulate(args: argparse.Namespace) -> int:
     """Run the simulation, write ``--out`` (and ``--plot``), print one line per round."""
+    try:
+        overrides = parse_overrides(args.member_params)
+    except ValueError as error:  # its message names --set, the train command's option
+        raise ValueError(str(error).replace("--set", "--member-params")) from None
     config = SimulationConfig(
         seed_trees=args.seed_trees, per_round=args.per_round, rounds=args.rounds,
         strategy=args.strategy, self_training=args.self_training, select=args.select,
         parsers=tuple(member_names(args.parsers)), ensemble=args.ensemble,
-        member_params=parse_overrides(args.member_params), seed=args.seed, warm=args.warm,
+        member_params=overrides, seed=args.seed, warm=args.warm,
         diversity=args.diversity, max_similarity=args.max_similarity, max_share=args.max_share,
         max_automatic=args.max_automatic, min_confidence=args.min_confidence,
         agreement_k=args.agreement_k, stratify_by_length=not args.no_stratify,

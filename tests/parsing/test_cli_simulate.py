@@ -134,6 +134,8 @@ def test_bad_input_exits_with_a_message(sample: dict[str, Path], tmp_path: Path,
     assert "seed_trees=31 but the training file has 30 sentences" in capsys.readouterr().err
     assert main([*base, "--seed-trees", "5", "--member-params", "neural.max_epochs=1"]) == 2
     assert "neural, which is not simulated" in capsys.readouterr().err
+    assert main([*base, "--seed-trees", "5", "--member-params", "eager-epochs"]) == 2
+    assert "--member-params 'eager-epochs': expected MEMBER.PARAM=VALUE" in capsys.readouterr().err
     assert not (tmp_path / "r.json").exists()
     with pytest.raises(SystemExit):
         main([*base, "--seed-trees", "0"])
