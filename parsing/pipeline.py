@@ -180,6 +180,7 @@ def train_models(
     ensemble: str | None = None,
     ensemble_params: Mapping[str, Any] | None = None,
     progress: Progress | None = None,
+    extra_train: Mapping[str, Sequence[Sentence]] | None = None,
 ) -> dict[str, float]:
     """Train the tagger (predicted tags only), the named members and the ensemble into ``out_dir``.
 
@@ -189,6 +190,11 @@ def train_models(
             members (tuned on dev, else on held-out folds of train), or ``None``.
         ensemble_params: hyperparameters overriding the method's defaults.
         progress: told what is being trained, with the fraction done.
+        extra_train: more training trees by member name (self-training's automatic trees,
+            :mod:`parsing.semi.self_training`): member ``NAME`` trains on ``train`` plus
+            ``extra_train[NAME]`` (tagged by the tagger with predicted tags). The tagger and
+            the ensemble are still fitted on ``train``/``dev`` only; the manifest records how
+            many extra trees each member got (``"automatic_sentences"``).
 
     Returns:
         Training seconds per member (and ``"tagger"``, ``"ensemble"``).
@@ -200,17 +206,24 @@ def train_models(
     chosen = list(names or member_names())
     if ensemble:  # fail before hours of training, not after
         method_spec(ensemble).build([]).set_params(**(ensemble_params or {}))
+    unknown = sorted(set(extra_train or {}) - set(chosen))
+    if unknown:
+        raise ValueError(f"extra training trees for {', '.join(unknown)}, which is not being trained")
+    extra = {name: list(extra_train.get(name, ())) for name in chosen} if extra_train is not None else {}
     seconds: dict[str, float] = {}
     if tags == "predicted":
         say("training the tagger (and jackknifing training tags)", 0.0)
         started = time.perf_counter()
         tagger, train, dev = train_tagger(train, dev, random_state=random_state)
         tagger.save(out / "tagger")  # type: ignore[attr-defined]
+        extra = {name: tagger.tag(more) if more else [] for name, more in extra.items()}  # type: ignore[attr-defined]
         seconds["tagger"] = time.perf_counter() - started
     paths = {name: out / "parsers" / f"{name}.model" for name in chosen}
+    member_train = {name: [*train, *extra[name]] if extra.get(name) else train for name in chosen}
     if jobs > 1:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = [pool.submit(_fit_one, n, train, dev, paths[n], random_state, overrides.get(n, {}))
+            futures = [pool.submit(_fit_one, n, member_train[n], dev, paths[n], random_state,
+                                   overrides.get(n, {}))
                        for n in chosen]
             for done, future in enumerate(futures, start=1):
                 name, spent = future.result()
@@ -219,11 +232,14 @@ def train_models(
     else:
         for done, name in enumerate(chosen):
             say(f"training {name} ({done + 1} of {len(chosen)})", done / len(chosen))
-            seconds[name] = _fit_one(name, train, dev, paths[name], random_state, overrides.get(name, {}))[1]
+            seconds[name] = _fit_one(name, member_train[name], dev, paths[name], random_state,
+                                     overrides.get(name, {}))[1]
         say("members trained", 1.0)
     manifest: dict[str, Any] = {"tags": tags, "parsers": chosen, "train_sentences": len(train),
                                 "dev_sentences": len(dev or []), "train_seconds": seconds,
                                 "random_state": random_state}
+    if extra_train is not None:
+        manifest["automatic_sentences"] = {name: len(extra[name]) for name in chosen}
     if ensemble:
         say(f"fitting the {ensemble} ensemble", 1.0)
         started = time.perf_counter()

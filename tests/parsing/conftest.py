@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
-UD_ROOT = Path(__file__).resolve().parents[3] / "shared" / "ud"
+UD_ROOT = Path(os.environ.get("ARCVOTE_UD_ROOT") or Path(__file__).resolve().parents[3] / "shared" / "ud")
+"""``../shared/ud`` beside the repository, or ``$ARCVOTE_UD_ROOT`` (a git worktree elsewhere)."""
 
 
 @pytest.fixture(scope="session")

@@ -115,7 +115,8 @@ def test_highlighted_series_is_thicker() -> None:
 
 
 def test_empty_input_is_a_valid_svg_saying_no_data() -> None:
-    for series in ({}, {"a": []}):
+    empty: list[dict[str, list[tuple[float, float]]]] = [{}, {"a": []}]
+    for series in empty:
         root = _parse(line_chart_svg(series, title="Empty", x_label="x", y_label="y"))
         assert root.get("role") == "img"
         assert "no data" in [t.text for t in root.iter(f"{SVG}text")]

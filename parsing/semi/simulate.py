@@ -1,0 +1,339 @@
+"""Simulated annotation rounds: how fast does the ensemble learn under each selection strategy?
+
+An oracle annotator stands in for people. Start from ``seed_trees`` gold trees of the
+training file (drawn with ``seed``); the rest is the pool, its trees hidden. Round 0 trains
+the members and the ensemble on the seed trees. Each later round parses the pool once with
+the current members and ensemble, picks ``per_round`` sentences by a selection strategy
+(:mod:`parsing.semi.selection`), reveals their gold trees, retrains and scores on dev with
+the CoNLL 2018 scorer (:mod:`parsing.metrics`). Options:
+
+* self-training (:mod:`parsing.semi.self_training`): each round's retraining adds
+  automatic trees of the rest of the pool, from that round's parse, labelled by each member
+  (``"own"``) or by the ensemble (``"ensemble"``); they replace the previous round's
+  automatic trees, so their number stays within the configured bound;
+* warm rounds: a member whose hyperparameters include ``warm_start`` continues from the
+  previous round's weights; the others are retrained from scratch ("cold").
+
+The result is JSON-ready: ``{"config": {...}, "rounds": [{"round", "annotated_sentences",
+"annotated_tokens", "dev_uas", "dev_las", "members": {NAME: {"uas", "las"}}, "train_s", ...}]}``
+with scores in % (``dev_las`` is the ensemble's). These key names are a contract: scripts
+(``bench/simulate.py``, the lead's reports) read them.
+
+As in the app's rounds, members get the dev file to pick their epochs, and the treebank's
+own UPOS tags (gold tags) are used throughout, so strategies are compared on parsing alone.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from parsing.base import BaseParser
+from parsing.charts import line_chart_svg
+from parsing.ensemble.base import Ensemble
+from parsing.ensemble.registry import DEFAULT_METHOD, combine, fit_ensemble, method_spec
+from parsing.members import build_member, member_names
+from parsing.metrics import evaluate
+from parsing.semi.selection import STRATEGIES, rank_sentences, select_batch
+from parsing.semi.self_training import (
+    SELECTIONS,
+    SelfTrainingConfig,
+    automatic_trees,
+    ensemble_vote_weights,
+    select_candidates,
+)
+from parsing.types import NO_HEAD, Parse, Sentence
+
+__all__ = [
+    "DEFAULT_PARSERS",
+    "SELF_TRAINING",
+    "SimulationConfig",
+    "learning_curve_svg",
+    "run_simulation",
+]
+
+SELF_TRAINING: tuple[str, ...] = ("none", "own", "ensemble")
+"""``--self-training`` choices: off, each member's own trees, the ensemble's trees."""
+
+DEFAULT_PARSERS: tuple[str, ...] = ("graph1", "eager", "hybrid")
+"""The app's default member set (three fast, diverse members)."""
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class SimulationConfig:
+    """Every setting of one simulation (module docstring).
+
+    Attributes:
+        seed_trees, per_round, rounds: gold trees at round 0, sentences revealed per round,
+            rounds after round 0.
+        strategy: one of :data:`parsing.semi.selection.STRATEGIES`.
+        self_training: one of :data:`SELF_TRAINING`.
+        select, max_share, max_automatic, min_confidence, agreement_k, stratify_by_length:
+            the self-training settings (:class:`~parsing.semi.self_training.SelfTrainingConfig`).
+        parsers: member names; ensemble: the combination method; member_params: member (and
+            ``"ensemble"``) hyperparameters by name, e.g. ``{"eager": {"epochs": 3}}``.
+        seed: draws the seed trees, the random strategy and the members' randomness.
+        warm: continue members that support ``warm_start`` from the previous round.
+        diversity, max_similarity: skip near-duplicates within a batch
+            (:func:`~parsing.semi.selection.select_batch`).
+    """
+
+    seed_trees: int
+    per_round: int
+    rounds: int
+    strategy: str = "random"
+    self_training: str = "none"
+    select: str = "confidence"
+    parsers: tuple[str, ...] = DEFAULT_PARSERS
+    ensemble: str = DEFAULT_METHOD
+    member_params: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    seed: int = 0
+    warm: bool = False
+    diversity: bool = False
+    max_similarity: float = 0.7
+    max_share: float = 1.0
+    max_automatic: int | None = None
+    min_confidence: float = 0.9
+    agreement_k: int | None = None
+    stratify_by_length: bool = True
+
+    def __post_init__(self) -> None:
+        for name, minimum in (("seed_trees", 1), ("per_round", 1), ("rounds", 0)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+                raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+        if self.strategy not in STRATEGIES:
+            raise ValueError(f"unknown strategy {self.strategy!r}; known: {', '.join(STRATEGIES)}")
+        if self.self_training not in SELF_TRAINING:
+            raise ValueError(f"self_training must be one of {', '.join(SELF_TRAINING)}, "
+                             f"got {self.self_training!r}")
+        if self.select not in SELECTIONS:
+            raise ValueError(f"select must be one of {', '.join(SELECTIONS)}, got {self.select!r}")
+        names = member_names(",".join(self.parsers))
+        if not names:
+            raise ValueError("a simulation needs at least one member parser")
+        if not method_spec(self.ensemble).uses(names):
+            raise ValueError(f"ensemble {self.ensemble} combines none of {', '.join(names)}")
+        unknown = sorted(set(self.member_params) - {*names, "ensemble"})
+        if unknown:
+            raise ValueError(f"member parameters for {', '.join(unknown)}, which is not simulated")
+        if not 0.0 <= self.max_similarity <= 1.0:
+            raise ValueError(f"max_similarity must lie in [0, 1], got {self.max_similarity}")
+        self.self_training_config()  # validates the self-training settings
+
+    def self_training_config(self, random_state: int | None = None) -> SelfTrainingConfig:
+        """The self-training settings (``source`` "ensemble" when self-training is off)."""
+        return SelfTrainingConfig(
+            source="ensemble" if self.self_training == "none" else self.self_training,
+            select=self.select, max_automatic=self.max_automatic, max_share=self.max_share,
+            agreement_k=self.agreement_k, min_confidence=self.min_confidence,
+            stratify_by_length=self.stratify_by_length,
+            random_state=self.seed if random_state is None else random_state,
+        )  # fmt: skip
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready settings."""
+        settings = asdict(self)
+        settings["parsers"] = list(self.parsers)
+        settings["member_params"] = {name: dict(values) for name, values in self.member_params.items()}
+        return settings
+
+
+@dataclass
+class _Round:
+    """One round's fitted members and ensemble."""
+
+    names: list[str]
+    members: dict[str, BaseParser]
+    ensemble: Ensemble
+    combined: list[str]
+    warm: list[str]
+
+    def parse(self, sentences: Sequence[Sentence]) -> tuple[dict[str, list[Parse]], list[Parse]]:
+        """Every member's parses and the ensemble's."""
+        parses = {name: self.members[name].predict(sentences) for name in self.names}
+        return parses, combine(self.ensemble, self.combined, sentences, parses)
+
+    def weights(self) -> list[float]:
+        """Each member's weight in vote shares (the voting ensemble's own, else 1)."""
+        by_name = ensemble_vote_weights(self.ensemble, self.combined, self.names)
+        return [by_name[name] for name in self.names]
+
+
+def _hidden(sentence: Sentence) -> Sentence:
+    """A copy without its tree (the pool as an annotator first sees it)."""
+    size = len(sentence.forms)
+    return replace(sentence, heads=np.full(size, NO_HEAD, dtype=np.intp), deprels=["", *["_"] * (size - 1)])
+
+
+def _train(config: SimulationConfig, human: Sequence[Sentence], dev: Sequence[Sentence],
+           automatic: Mapping[str, Sequence[Sentence]], previous: _Round | None) -> _Round:
+    """Fit the members on human + automatic trees (warm where possible) and the ensemble on
+    human trees only."""
+    names = list(config.parsers)
+    members: dict[str, BaseParser] = {}
+    warm: list[str] = []
+    for name in names:
+        parser: BaseParser | None = None
+        if config.warm and previous is not None:
+            candidate = previous.members[name]
+            if "warm_start" in candidate.get_params():
+                candidate.set_params(warm_start=True)
+                parser = candidate
+                warm.append(name)
+        if parser is None:
+            params = {"random_state": config.seed, **config.member_params.get(name, {})}
+            parser = build_member(name, **params)
+        more = automatic.get(name, ())
+        parser.fit([*human, *more] if more else list(human), dev)
+        members[name] = parser
+    ensemble, combined = fit_ensemble(config.ensemble, members, human, dev, random_state=config.seed,
+                                      params=config.member_params.get("ensemble"))
+    return _Round(names, members, ensemble, combined, warm)
+
+
+def _percent(fraction: float) -> float:
+    return round(100.0 * fraction, 2)
+
+
+def _score(dev: Sequence[Sentence], model: _Round) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
+    """The ensemble's and every member's dev UAS/LAS in %."""
+    parses, combined = model.parse(dev)
+    scores = evaluate(dev, combined)
+    members = {}
+    for name in model.names:
+        member = evaluate(dev, parses[name])
+        members[name] = {"uas": _percent(member.uas.f1), "las": _percent(member.las.f1)}
+    return {"dev_uas": _percent(scores.uas.f1), "dev_las": _percent(scores.las.f1)}, members
+
+
+def _identifier(sentence: Sentence, index: int) -> str:
+    return sentence.sent_id or f"#{index}"
+
+
+def run_simulation(
+    train: Sequence[Sentence],
+    dev: Sequence[Sentence],
+    config: SimulationConfig,
+    *,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Simulate ``config.rounds`` annotation rounds after a seed round (module docstring).
+
+    Args:
+        train: gold trees; ``seed_trees`` of them start annotated, the rest is the pool.
+        dev: gold trees the rounds are scored on.
+        progress: told one line per round.
+
+    Returns:
+        ``{"config": config.to_dict(), "rounds": [...]}``; each round has ``round``,
+        ``annotated_sentences``, ``annotated_tokens``, ``dev_uas``, ``dev_las`` (the
+        ensemble's, %), ``members`` (``{NAME: {"uas", "las"}}``), ``train_s`` (seconds
+        training that round), ``parse_s`` (seconds parsing the pool), ``selected_ids``
+        (sent_ids revealed that round; the seed trees in round 0), ``automatic_sentences``
+        (by member), ``warm_members``, ``pool_sentences`` (left after the round). Stops
+        early when the pool runs out.
+
+    Raises:
+        ValueError: a sentence without a tree, or more seed trees than training sentences.
+    """
+    say = progress or (lambda message: None)
+    if config.seed_trees > len(train):
+        raise ValueError(f"seed_trees={config.seed_trees} but the training file has {len(train)} sentences")
+    for label, corpus in (("train", train), ("dev", dev)):
+        missing = next((i for i, s in enumerate(corpus) if not s.has_tree), None)
+        if missing is not None:
+            raise ValueError(f"{label} sentence {missing + 1} has no tree; a simulation needs gold trees")
+    order = np.random.default_rng(config.seed).permutation(len(train))
+    annotated = [int(i) for i in order[: config.seed_trees]]
+    pool = sorted(int(i) for i in order[config.seed_trees:])
+    hidden = {i: _hidden(train[i]) for i in pool}
+    needs_parses = config.strategy not in ("random", "longest") or config.self_training != "none"
+    model: _Round | None = None
+    automatic: dict[str, list[Sentence]] = {}
+    rounds: list[dict[str, Any]] = []
+    for number in range(config.rounds + 1):
+        selected: list[int] = list(annotated) if number == 0 else []
+        parse_s = 0.0
+        if number > 0:
+            if not pool:
+                say(f"round {number}: the pool is empty, stopping")
+                break
+            assert model is not None
+            sentences = [hidden[i] for i in pool]
+            member_parses: list[list[Parse]] = []
+            ensemble_parses: list[Parse] = []
+            if needs_parses:
+                started = time.perf_counter()
+                by_name, ensemble_parses = model.parse(sentences)
+                member_parses = [by_name[name] for name in model.names]
+                parse_s = time.perf_counter() - started
+            ranked = rank_sentences(config.strategy, sentences, member_parses, ensemble_parses,
+                                    weights=model.weights() if member_parses else None,
+                                    random_state=config.seed * 1000 + number)
+            batch = select_batch(ranked, sentences, config.per_round, diversity=config.diversity,
+                                 max_similarity=config.max_similarity)
+            selected = [pool[j] for j in batch]
+            annotated.extend(selected)
+            if config.self_training != "none":
+                taken = set(batch)
+                rest = [j for j in range(len(pool)) if j not in taken]
+                rest_parses = {name: [parses[j] for j in rest]
+                               for name, parses in zip(model.names, member_parses, strict=True)}
+                automatic = _automatic(config, number, [sentences[j] for j in rest], rest_parses,
+                                       [ensemble_parses[j] for j in rest], len(annotated), model.weights())
+            chosen = set(selected)
+            pool = [i for i in pool if i not in chosen]
+        human = [train[i] for i in annotated]
+        started = time.perf_counter()
+        model = _train(config, human, dev, automatic, model)
+        train_s = time.perf_counter() - started
+        ensemble_scores, member_scores = _score(dev, model)
+        record: dict[str, Any] = {
+            "round": number,
+            "annotated_sentences": len(annotated),
+            "annotated_tokens": sum(len(train[i]) for i in annotated),
+            **ensemble_scores,
+            "members": member_scores,
+            "train_s": round(train_s, 3),
+            "parse_s": round(parse_s, 3),
+            "selected_ids": [_identifier(train[i], i) for i in selected],
+            "automatic_sentences": {name: len(automatic.get(name, ())) for name in model.names},
+            "warm_members": model.warm,
+            "pool_sentences": len(pool),
+        }
+        rounds.append(record)
+        say(f"round {number}: {record['annotated_sentences']} sentences, {record['annotated_tokens']} "
+            f"tokens, dev UAS {record['dev_uas']:.2f} LAS {record['dev_las']:.2f}, trained in {train_s:.1f}s")
+    return {"config": config.to_dict(), "rounds": rounds}
+
+
+def _automatic(config: SimulationConfig, number: int, rest: Sequence[Sentence],
+               member_parses: Mapping[str, Sequence[Parse]], ensemble_parses: Sequence[Parse],
+               n_human: int, weights: Sequence[float]) -> dict[str, list[Sentence]]:
+    """This round's automatic trees from the part of the pool nobody annotated."""
+    settings = config.self_training_config(random_state=config.seed * 1000 + number)
+    chosen = select_candidates(settings, rest, list(member_parses.values()), ensemble_parses, n_human,
+                               weights=weights)
+    return automatic_trees(settings.source, rest, member_parses, ensemble_parses, chosen)
+
+
+def learning_curve_svg(result: Mapping[str, Any], *, title: str | None = None) -> str:
+    """The ensemble's and every member's dev LAS against annotated tokens, as an SVG chart."""
+    rounds = list(result.get("rounds", []))
+    series: dict[str, list[tuple[float, float]]] = {
+        "ensemble": [(float(r["annotated_tokens"]), float(r["dev_las"])) for r in rounds]
+    }
+    for r in rounds:
+        for name, scores in r["members"].items():
+            series.setdefault(name, []).append((float(r["annotated_tokens"]), float(scores["las"])))
+    config = result.get("config", {})
+    heading = title or f"Dev LAS by annotated tokens ({config.get('strategy', '?')} selection)"
+    return line_chart_svg(series, title=heading, x_label="annotated tokens", y_label="dev LAS (%)",
+                          highlight="ensemble")

@@ -1,0 +1,143 @@
+"""``python -m parsing simulate`` end to end on a tiny real sample (issue #11's contract)."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from parsing.cli import main
+from parsing.conllu_io import format_conllu, load_sentences, read_conllu
+from parsing.graph.first_order import FirstOrderParser
+from parsing.members import MEMBERS, MemberSpec
+from parsing.semi.simulate import SimulationConfig, run_simulation
+
+CHEAP = ["--parsers", "graph1,eager", "--member-params", "graph1.max_iter=1",
+         "--member-params", "graph1.n_bits=16", "--member-params", "eager.epochs=1",
+         "--member-params", "eager.n_bits=16"]
+ROUND_KEYS = {"round", "annotated_sentences", "annotated_tokens", "dev_uas", "dev_las", "members", "train_s"}
+
+
+@pytest.fixture(scope="module")
+def sample(ud_root: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Telugu: 30 training sentences, 15 dev sentences."""
+    folder = tmp_path_factory.mktemp("telugu-sim")
+    source = ud_root / "UD_Telugu-MTG"
+    paths = {"train": folder / "train.conllu", "dev": folder / "dev.conllu"}
+    paths["train"].write_text(format_conllu(read_conllu(source / "te_mtg-ud-train.conllu")[:30]), "utf-8")
+    paths["dev"].write_text(format_conllu(read_conllu(source / "te_mtg-ud-dev.conllu")[:15]), "utf-8")
+    return paths
+
+
+def _simulate(sample: dict[str, Path], out: Path, *extra: str) -> dict[str, Any]:
+    status = main(["simulate", "--train", str(sample["train"]), "--dev", str(sample["dev"]),
+                   "--seed-trees", "10", "--per-round", "5", "--rounds", "2", "--out", str(out),
+                   *CHEAP, *extra])
+    assert status == 0
+    result: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    return result
+
+
+def test_result_follows_the_contract(sample: dict[str, Path], tmp_path: Path) -> None:
+    plot = tmp_path / "curve.svg"
+    result = _simulate(sample, tmp_path / "result.json", "--strategy", "disagreement", "--seed", "3",
+                       "--plot", str(plot))
+    config = result["config"]
+    assert config["strategy"] == "disagreement" and config["seed"] == 3
+    assert config["seed_trees"] == 10 and config["per_round"] == 5 and config["rounds"] == 2
+    assert config["self_training"] == "none" and config["parsers"] == ["graph1", "eager"]
+    assert config["member_params"]["eager"] == {"epochs": 1, "n_bits": 16}
+    rounds = result["rounds"]
+    assert [r["round"] for r in rounds] == [0, 1, 2]
+    train = load_sentences(sample["train"])
+    lengths = {s.sent_id: len(s) for s in train}
+    seen = set(rounds[0]["selected_ids"])
+    assert len(seen) == 10
+    for before, after in zip(rounds, rounds[1:], strict=False):
+        assert after["annotated_sentences"] == before["annotated_sentences"] + 5
+        assert len(after["selected_ids"]) == 5 and not seen & set(after["selected_ids"])
+        seen |= set(after["selected_ids"])
+        grown = sum(lengths[i] for i in after["selected_ids"])
+        assert after["annotated_tokens"] == before["annotated_tokens"] + grown
+    for r in rounds:
+        assert ROUND_KEYS <= set(r)
+        assert set(r["members"]) == {"graph1", "eager"}
+        assert 0 <= r["dev_las"] <= r["dev_uas"] <= 100
+        assert all(0 <= m["las"] <= m["uas"] <= 100 for m in r["members"].values())
+        assert r["train_s"] > 0
+    assert rounds[0]["annotated_sentences"] == 10 and rounds[-1]["pool_sentences"] == 10
+    svg = ET.fromstring(plot.read_text(encoding="utf-8"))
+    assert len(list(svg.iter("{http://www.w3.org/2000/svg}polyline"))) == 3  # ensemble + 2 members
+
+
+def test_longest_strategy_reveals_the_longest_pool_sentences(sample: dict[str, Path], tmp_path: Path) -> None:
+    result = _simulate(sample, tmp_path / "r.json", "--strategy", "longest", "--rounds", "1")
+    train = load_sentences(sample["train"])
+    seed, chosen = (set(r["selected_ids"]) for r in result["rounds"])
+    assert len(seed) == 10 and len(chosen) == 5 and not seed & chosen
+    revealed = [len(s) for s in train if s.sent_id in chosen]
+    pool = [len(s) for s in train if s.sent_id not in chosen | seed]
+    assert len(pool) == 15 and max(pool) <= min(revealed)
+
+
+@pytest.mark.parametrize("source", ["own", "ensemble"])
+def test_self_training_adds_automatic_trees(sample: dict[str, Path], tmp_path: Path, source: str) -> None:
+    result = _simulate(sample, tmp_path / "r.json", "--strategy", "random", "--self-training", source,
+                       "--select", "random", "--max-share", "0.5")
+    rounds = result["rounds"]
+    assert rounds[0]["automatic_sentences"] == {"graph1": 0, "eager": 0}
+    for r in rounds[1:]:
+        bound = min(int(0.5 * r["annotated_sentences"]), r["pool_sentences"])
+        assert 0 < r["automatic_sentences"]["graph1"] <= bound
+        assert r["automatic_sentences"]["graph1"] == r["automatic_sentences"]["eager"]
+    assert result["config"]["self_training"] == source
+
+
+class _WarmGraph(FirstOrderParser):
+    """graph1 with a ``warm_start`` hyperparameter that only records how it was fitted."""
+
+    def __init__(self, *, warm_start: bool = False, max_iter: int = 10, n_bits: int = 22,
+                 random_state: int | None = 0) -> None:
+        super().__init__(max_iter=max_iter, n_bits=n_bits, random_state=random_state)
+        self.warm_start = warm_start
+
+    def fit(self, sentences: Any, dev: Any = None) -> _WarmGraph:
+        self.fits_ = getattr(self, "fits_", 0) + 1
+        self.warm_fits_ = getattr(self, "warm_fits_", 0) + int(self.warm_start)
+        super().fit(sentences, dev)
+        return self
+
+
+def test_warm_rounds_continue_members_that_allow_it(sample: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+                                                    ) -> None:
+    monkeypatch.setitem(MEMBERS, "graph1", MemberSpec("graph1", __name__, "_WarmGraph", "warm graph1"))
+    train, dev = load_sentences(sample["train"]), load_sentences(sample["dev"])
+    settings: dict[str, Any] = {
+        "seed_trees": 10, "per_round": 5, "rounds": 2, "parsers": ("graph1", "eager"),
+        "member_params": {"graph1": {"max_iter": 1, "n_bits": 16}, "eager": {"epochs": 1, "n_bits": 16}},
+    }
+    warm = run_simulation(train, dev, SimulationConfig(warm=True, **settings))
+    assert [r["warm_members"] for r in warm["rounds"]] == [[], ["graph1"], ["graph1"]]
+    cold = run_simulation(train, dev, SimulationConfig(warm=False, **settings))
+    assert [r["warm_members"] for r in cold["rounds"]] == [[], [], []]
+    assert [r["annotated_sentences"] for r in warm["rounds"]] == [10, 15, 20]
+
+
+def test_bad_input_exits_with_a_message(sample: dict[str, Path], tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["simulate", "--train", str(sample["train"]), "--dev", str(sample["dev"]), "--per-round", "5",
+            "--rounds", "1", "--strategy", "random", "--out", str(tmp_path / "r.json")]
+    assert main([*base, "--seed-trees", "31"]) == 2
+    assert "seed_trees=31 but the training file has 30 sentences" in capsys.readouterr().err
+    assert main([*base, "--seed-trees", "5", "--member-params", "neural.max_epochs=1"]) == 2
+    assert "neural, which is not simulated" in capsys.readouterr().err
+    assert main([*base, "--seed-trees", "5", "--member-params", "eager-epochs"]) == 2
+    assert "--member-params 'eager-epochs': expected MEMBER.PARAM=VALUE" in capsys.readouterr().err
+    assert not (tmp_path / "r.json").exists()
+    with pytest.raises(SystemExit):
+        main([*base, "--seed-trees", "0"])
+    with pytest.raises(ValueError, match="rounds"):
+        SimulationConfig(seed_trees=1, per_round=1, rounds=-1)
