@@ -90,6 +90,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                      help="--select agreement: members that must agree on a tree (default: all)")
     sim.add_argument("--no-stratify", action="store_true",
                      help="self-training: do not match the pool's sentence lengths")
+    sim.add_argument("--partial", type=_fraction, metavar="THRESHOLD",
+                     help="annotate only words whose head vote share is below THRESHOLD (e.g. 0.8); "
+                          "annotated_tokens then counts the human-touched words")
     sim.add_argument("--out", required=True, type=Path, help="RESULT.json to write")
     sim.add_argument("--plot", type=Path, help="also draw LAS against annotated tokens as SVG")
     sim.set_defaults(run=run_simulate)
@@ -108,7 +111,7 @@ def run_simulate(args: argparse.Namespace) -> int:
         member_params=overrides, seed=args.seed, warm=args.warm,
         diversity=args.diversity, max_similarity=args.max_similarity, max_share=args.max_share,
         max_automatic=args.max_automatic, min_confidence=args.min_confidence,
-        agreement_k=args.agreement_k, stratify_by_length=not args.no_stratify,
+        agreement_k=args.agreement_k, stratify_by_length=not args.no_stratify, partial=args.partial,
     )  # fmt: skip
     train = load_sentences(args.train)
     dev = load_sentences(args.dev)

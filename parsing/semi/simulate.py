@@ -12,7 +12,11 @@ the CoNLL 2018 scorer (:mod:`parsing.metrics`). Options:
   (``"own"``) or by the ensemble (``"ensemble"``); they replace the previous round's
   automatic trees, so their number stays within the configured bound;
 * warm rounds: a member whose hyperparameters include ``warm_start`` continues from the
-  previous round's weights; the others are retrained from scratch ("cold").
+  previous round's weights; the others are retrained from scratch ("cold");
+* partial annotation (``partial``, a vote-share threshold): the oracle confirms or fixes only
+  the words of a selected sentence whose head vote share is below the threshold; the other
+  words keep the ensemble's arcs (:func:`parsing.semi.partial.partial_tree`), and
+  ``annotated_tokens`` counts the human-touched words only (seed trees count whole).
 
 The result is JSON-ready: ``{"config": {...}, "rounds": [{"round", "annotated_sentences",
 "annotated_tokens", "dev_uas", "dev_las", "members": {NAME: {"uas", "las"}}, "train_s", ...}]}``
@@ -38,6 +42,7 @@ from parsing.ensemble.base import Ensemble
 from parsing.ensemble.registry import DEFAULT_METHOD, combine, fit_ensemble, method_spec
 from parsing.members import build_member, member_names
 from parsing.metrics import evaluate
+from parsing.semi.partial import partial_tree
 from parsing.semi.selection import STRATEGIES, rank_sentences, select_batch
 from parsing.semi.self_training import (
     SELECTIONS,
@@ -82,6 +87,8 @@ class SimulationConfig:
         warm: continue members that support ``warm_start`` from the previous round.
         diversity, max_similarity: skip near-duplicates within a batch
             (:func:`~parsing.semi.selection.select_batch`).
+        partial: with a vote-share threshold, annotate only the words below it (module
+            docstring); ``None`` annotates whole sentences.
     """
 
     seed_trees: int
@@ -102,6 +109,7 @@ class SimulationConfig:
     min_confidence: float = 0.9
     agreement_k: int | None = None
     stratify_by_length: bool = True
+    partial: float | None = None
 
     def __post_init__(self) -> None:
         for name, minimum in (("seed_trees", 1), ("per_round", 1), ("rounds", 0)):
@@ -125,6 +133,8 @@ class SimulationConfig:
             raise ValueError(f"member parameters for {', '.join(unknown)}, which is not simulated")
         if not 0.0 <= self.max_similarity <= 1.0:
             raise ValueError(f"max_similarity must lie in [0, 1], got {self.max_similarity}")
+        if self.partial is not None and not 0.0 < self.partial <= 1.0:
+            raise ValueError(f"partial must be a vote-share threshold in (0, 1], got {self.partial}")
         self.self_training_config()  # validates the self-training settings
 
     def self_training_config(self, random_state: int | None = None) -> SelfTrainingConfig:
@@ -254,7 +264,10 @@ def run_simulation(
     annotated = [int(i) for i in order[: config.seed_trees]]
     pool = sorted(int(i) for i in order[config.seed_trees:])
     hidden = {i: _hidden(train[i]) for i in pool}
-    needs_parses = config.strategy not in ("random", "longest") or config.self_training != "none"
+    needs_parses = (config.strategy not in ("random", "longest") or config.self_training != "none"
+                    or config.partial is not None)
+    trees = {i: train[i] for i in annotated}  # what the annotator left: gold, or partial trees
+    touched = {i: len(train[i]) for i in annotated}  # human-touched words per annotated sentence
     model: _Round | None = None
     automatic: dict[str, list[Sentence]] = {}
     rounds: list[dict[str, Any]] = []
@@ -281,6 +294,9 @@ def run_simulation(
                                  max_similarity=config.max_similarity)
             selected = [pool[j] for j in batch]
             annotated.extend(selected)
+            for j in batch:
+                trees[pool[j]], touched[pool[j]] = _annotate(config, train[pool[j]], model, member_parses,
+                                                            ensemble_parses, j)
             if config.self_training != "none":
                 taken = set(batch)
                 rest = [j for j in range(len(pool)) if j not in taken]
@@ -290,7 +306,7 @@ def run_simulation(
                                        [ensemble_parses[j] for j in rest], len(annotated), model.weights())
             chosen = set(selected)
             pool = [i for i in pool if i not in chosen]
-        human = [train[i] for i in annotated]
+        human = [trees[i] for i in annotated]
         started = time.perf_counter()
         model = _train(config, human, dev, automatic, model)
         train_s = time.perf_counter() - started
@@ -298,7 +314,8 @@ def run_simulation(
         record: dict[str, Any] = {
             "round": number,
             "annotated_sentences": len(annotated),
-            "annotated_tokens": sum(len(train[i]) for i in annotated),
+            "annotated_tokens": sum(touched[i] for i in annotated),
+            "annotated_words": sum(len(train[i]) for i in annotated),
             **ensemble_scores,
             "members": member_scores,
             "train_s": round(train_s, 3),
@@ -312,6 +329,17 @@ def run_simulation(
         say(f"round {number}: {record['annotated_sentences']} sentences, {record['annotated_tokens']} "
             f"tokens, dev UAS {record['dev_uas']:.2f} LAS {record['dev_las']:.2f}, trained in {train_s:.1f}s")
     return {"config": config.to_dict(), "rounds": rounds}
+
+
+def _annotate(config: SimulationConfig, gold: Sentence, model: _Round,
+              member_parses: Sequence[Sequence[Parse]], ensemble_parses: Sequence[Parse], index: int
+              ) -> tuple[Sentence, int]:
+    """The oracle's tree of one selected sentence and how many of its words it touched."""
+    if config.partial is None:
+        return gold, len(gold)
+    tree, touched = partial_tree(gold, [parses[index] for parses in member_parses], ensemble_parses[index],
+                                 model.weights(), config.partial)
+    return tree, int(touched.sum())
 
 
 def _automatic(config: SimulationConfig, number: int, rest: Sequence[Sentence],

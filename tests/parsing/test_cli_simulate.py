@@ -141,3 +141,16 @@ def test_bad_input_exits_with_a_message(sample: dict[str, Path], tmp_path: Path,
         main([*base, "--seed-trees", "0"])
     with pytest.raises(ValueError, match="rounds"):
         SimulationConfig(seed_trees=1, per_round=1, rounds=-1)
+
+
+def test_partial_annotation_counts_only_the_touched_words(sample: dict[str, Path], tmp_path: Path) -> None:
+    whole = _simulate(sample, tmp_path / "whole.json", "--strategy", "expected-errors", "--rounds", "1")
+    partial = _simulate(sample, tmp_path / "partial.json", "--strategy", "expected-errors", "--rounds", "1",
+                        "--partial", "0.8")
+    assert partial["config"]["partial"] == 0.8
+    seed_whole, seed_partial = whole["rounds"][0], partial["rounds"][0]
+    assert seed_partial["annotated_tokens"] == seed_whole["annotated_tokens"]  # seed trees count whole
+    after = partial["rounds"][1]
+    assert after["selected_ids"] == whole["rounds"][1]["selected_ids"]  # the same sentences, fewer words
+    assert after["annotated_words"] == whole["rounds"][1]["annotated_tokens"]
+    assert seed_partial["annotated_tokens"] <= after["annotated_tokens"] < after["annotated_words"]

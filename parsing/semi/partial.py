@@ -1,0 +1,96 @@
+"""Partial annotation: the annotator confirms or fixes only the doubtful words.
+
+On dev, words whose head has a vote share of 0.8-1.0 are right about 95% of the time, so an
+annotator can leave them to the parsers. :func:`partial_tree` is what such an annotator
+(an oracle, in simulations) leaves behind: every word whose head vote share is below
+``threshold`` gets its true head and label (a *human-touched* word, confirmed or fixed);
+every other word keeps the ensemble's arc. Forcing the human arcs can make the ensemble's
+other arcs inconsistent (a cycle through a fixed word), so the tree is decoded again over
+the members' votes with the human arcs forced and the ensemble's arcs strongly preferred:
+the result is always a tree, equal to the ensemble's wherever that agrees with the human arcs.
+
+Conventions (see :mod:`parsing`): index 0 is ROOT, ``heads[0] == -1``, ``scores[dep, head]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from parsing.ensemble.base import reparse, stack_heads, vote_labels
+from parsing.ensemble.voting import vote_matrix, vote_share
+from parsing.types import Parse, Sentence
+
+__all__ = ["doubtful_words", "partial_tree"]
+
+_PREFERRED = 1000.0
+"""Bonus of the ensemble's own arc for an untouched word: far above any member vote total."""
+
+
+def doubtful_words(member_parses: Sequence[Parse], ensemble: Parse, weights: ArrayLike,
+                   threshold: float) -> NDArray[np.bool_]:
+    """Words whose ensemble head has a vote share below ``threshold``, shape ``(n+1,)``.
+
+    Entry 0 (ROOT) is always False.
+
+    Examples:
+        >>> a = Parse(np.array([-1, 0, 1]), ["", "root", "obj"])
+        >>> b = Parse(np.array([-1, 2, 0]), ["", "nsubj", "root"])
+        >>> doubtful_words([a, a, b], a, [1.0, 1.0, 1.0], 0.8).tolist()
+        [False, True, True]
+    """
+    if not 0.0 < threshold <= 1.0:
+        raise ValueError(f"the vote-share threshold must lie in (0, 1], got {threshold}")
+    share = vote_share(stack_heads(member_parses), weights, ensemble.heads)
+    doubtful: NDArray[np.bool_] = np.nan_to_num(share, nan=1.0) < threshold
+    doubtful[0] = False
+    return doubtful
+
+
+def partial_tree(gold: Sentence, member_parses: Sequence[Parse], ensemble: Parse, weights: ArrayLike,
+                 threshold: float) -> tuple[Sentence, NDArray[np.bool_]]:
+    """The tree a partial annotator leaves, and which words they touched (module docstring).
+
+    Args:
+        gold: the sentence with its true tree (what the annotator knows).
+        member_parses: the members' parses of it (``M`` parses).
+        ensemble: the ensemble's parse.
+        weights: member weights of the vote shares, shape ``(M,)``.
+        threshold: words with a vote share below it are touched.
+
+    Returns:
+        ``(sentence, touched)``: a copy of ``gold`` whose heads/deprels are the human arcs
+        on touched words and the (re-decoded) ensemble's elsewhere; ``touched`` has shape
+        ``(n+1,)``.
+
+    Examples:
+        >>> gold = Sentence.from_words(["a", "b"], heads=[0, 1], deprels=["root", "obj"])
+        >>> p = Parse(np.array([-1, 0, 1]), ["", "root", "dep"])
+        >>> tree, touched = partial_tree(gold, [p, p], p, [1.0, 1.0], 0.8)
+        >>> tree.deprels, touched.tolist()   # unanimous: nothing touched, the parsers' labels stay
+        (['', 'root', 'dep'], [False, False, False])
+    """
+    touched = doubtful_words(member_parses, ensemble, weights, threshold)
+    votes = vote_matrix(stack_heads(member_parses), weights)
+    size = votes.shape[0]
+    for dep in range(1, size):
+        if touched[dep]:
+            votes[dep, :] = -np.inf
+            votes[dep, int(gold.heads[dep])] = _PREFERRED
+        else:
+            head = int(ensemble.heads[dep])
+            votes[dep, head] = (votes[dep, head] if np.isfinite(votes[dep, head]) else 0.0) + _PREFERRED
+    heads = reparse(votes)
+    fallback = vote_labels(heads, member_parses, weights)
+    deprels = [""]
+    for dep in range(1, size):
+        if touched[dep]:
+            deprels.append(gold.deprels[dep])
+        elif heads[dep] == ensemble.heads[dep]:
+            deprels.append(ensemble.deprels[dep])
+        else:
+            deprels.append(fallback[dep])
+    return replace(gold, heads=heads, deprels=deprels), touched
