@@ -20,6 +20,7 @@ from app.services.preannotate import (
     training_data,
 )
 from app.services.rounds import changed_between, ensemble_trees, finish_round
+from app.services.self_training import automatic_training_trees
 from parsing.ensemble.registry import DEFAULT_METHOD
 
 BATCH = 25
@@ -31,8 +32,9 @@ def preannotate(session: DbSession, job: Job, progress: Progress) -> dict[str, A
     """Train a round on the treebank, then parse the pool (or ``params["sentences"]``) in batches.
 
     Params: ``parsers`` (member names), ``tags`` (``gold``/``predicted``), optional
-    ``ensemble`` (method name; default: the measured default) and ``sentences`` (ids to parse;
-    default: every unannotated pool sentence).
+    ``ensemble`` (method name; default: the measured default), ``sentences`` (ids to parse;
+    default: every unannotated pool sentence) and ``self_training`` (settings of
+    :func:`app.services.self_training.parse_settings`, or None).
     """
     with threadpool_limits(limits=1, user_api="blas"):  # small matrices: see parsing.cli
         return _preannotate(session, job, progress)
@@ -52,8 +54,16 @@ def _preannotate(session: DbSession, job: Job, progress: Progress) -> dict[str, 
     require_tags(session, targets, round_.tags)  # before hours of training, not after
     progress("reading training trees", 0.01)
     data = training_data(session, treebank)
+    settings = params.get("self_training")
+    automatic = None
+    if settings:
+        progress("choosing automatic trees for self-training", 0.015)
+        automatic = automatic_training_trees(
+            session, treebank, pool_targets(session, treebank), round_.parsers, settings,
+            n_human=len(data.train), round_number=round_.number)
     trained = train_round(round_, data, params=current_app.config.get("MEMBER_PARAMS") or {},
-                          ensemble_params=current_app.config.get("ENSEMBLE_PARAMS") or {}, say=progress)
+                          ensemble_params=current_app.config.get("ENSEMBLE_PARAMS") or {}, say=progress,
+                          automatic=automatic, self_training=settings)
     progress(f"round {round_.number} trained", 0.6)  # commits the round's weights and scores
     done, compared = 0, 0
     changed: list[int] = []

@@ -203,12 +203,16 @@ def train_round(
     params: Mapping[str, Mapping[str, Any]] | None = None,
     ensemble_params: Mapping[str, Mapping[str, Any]] | None = None,
     say: Say | None = None,
+    automatic: Mapping[str, Sequence[ParsingSentence]] | None = None,
+    self_training: Mapping[str, Any] | None = None,
 ) -> TrainedRound:
     """Fit the members and the ensemble into ``round_.model_dir``; fill in ``round_``'s weights
     and record (training trees by origin, evaluation source and scores).
 
     ``params`` overrides member hyperparameters by name (e.g. fewer epochs in tests),
-    ``ensemble_params`` the ensemble method's, by method name.
+    ``ensemble_params`` the ensemble method's, by method name. ``automatic`` adds
+    self-training's trees to each member's training data (by member name; see
+    :mod:`app.services.self_training`), recorded with the ``self_training`` settings.
     """
     train, dev = data.train, data.dev
     if not train:
@@ -219,7 +223,8 @@ def train_round(
     method = round_.ensemble or DEFAULT_METHOD
     train_models(train, dev or None, out, names=list(round_.parsers), tags=tags, params=params,
                  ensemble=method, ensemble_params=(ensemble_params or {}).get(method),
-                 progress=lambda message, done: report(message, 0.02 + 0.58 * done))
+                 progress=lambda message, done: report(message, 0.02 + 0.58 * done),
+                 extra_train=automatic)
     bundle = load_models(out)
     report(f"scoring the members and the ensemble on {data.evaluation_source}" if data.evaluation_source
            else "no dev split and too few trees to hold some out: the round is not scored", 0.6)
@@ -231,7 +236,8 @@ def train_round(
     round_.weights = vote_weights(bundle, round_.dev_uas)
     round_.train_sentences, round_.dev_sentences = len(train), len(dev)
     round_.gold_sentences, round_.corrected_sentences = data.gold, data.corrected
-    round_.automatic_sentences, round_.self_training = 0, None
+    round_.automatic_sentences = max((len(trees) for trees in (automatic or {}).values()), default=0)
+    round_.self_training = dict(self_training) if self_training else None
     round_.annotated_tokens = data.annotated_tokens
     round_.evaluation, round_.held_out_ids = data.evaluation_source, list(data.held_out_ids)
     round_.scores = scores

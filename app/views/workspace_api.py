@@ -15,7 +15,8 @@ URL                                    Method  What
 /api/sentences/<id>/notes              POST    {body} → 201 {notes}
 /api/treebanks/<id>/queue              GET     ?order&status&upos&relation&disputed&split → items
 /api/treebanks/<id>/queue/next         GET     ?after=<sentence id>&filters → {id}
-/api/treebanks/<id>/preannotate        POST    {parsers?, tags?, ensemble?, sentences?} → 202 {job}
+/api/treebanks/<id>/preannotate        POST    {parsers?, tags?, ensemble?, sentences?,
+                                               self_training?} → 202 {job} · 422 {error, field?}
 =====================================  ======  ================================================
 """
 
@@ -33,6 +34,7 @@ from app.jobs import create_job, submit
 from app.models import Sentence, SentenceState, Treebank
 from app.services.preannotate import DEFAULT_PARSERS
 from app.services.queue import QueueFilter, build_queue, next_in_queue
+from app.services.self_training import SettingsError, parse_settings
 from app.services.workspace import (
     Conflict,
     InvalidTree,
@@ -218,7 +220,12 @@ def preannotate(treebank_id: int) -> JsonResponse:
             return jsonify(error=f"ensemble {ensemble} combines none of {', '.join(parsers)}"), 422
     except ValueError as error:
         return jsonify(error=str(error)), 422
-    params: dict[str, Any] = {"parsers": parsers, "tags": tags, "ensemble": ensemble}
+    try:
+        self_training = parse_settings(body.get("self_training"))
+    except SettingsError as error:
+        return jsonify(error=str(error), field=f"self_training.{error.field}".rstrip(".")), 422
+    params: dict[str, Any] = {"parsers": parsers, "tags": tags, "ensemble": ensemble,
+                              "self_training": self_training}
     if body.get("sentences"):
         params["sentences"] = [int(i) for i in body["sentences"]]
     job = create_job(db.session, kind="preannotate", user=current_user, treebank_id=treebank.id,

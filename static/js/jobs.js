@@ -33,8 +33,14 @@ export function startJobs(form, box) {
     const parsers = [...form.querySelectorAll('input[name="parsers"]:checked')].map((i) => i.value);
     const tags = form.querySelector('select[name="tags"]').value;
     const ensemble = form.querySelector('select[name="ensemble"]').value;
+    const selfTraining = {
+      source: form.querySelector('select[name="self_training_source"]').value,
+      select: form.querySelector('select[name="self_training_select"]').value,
+      sentences: form.querySelector('input[name="self_training_sentences"]').value,
+    };
     form.querySelector('button[type="submit"]').disabled = true;
-    const { ok, body } = await api(form.dataset.url, { method: "POST", body: { parsers: parsers.join(","), tags, ensemble } });
+    const payload = { parsers: parsers.join(","), tags, ensemble, self_training: selfTraining };
+    const { ok, body } = await api(form.dataset.url, { method: "POST", body: payload });
     if (!ok) { message.textContent = body.error; message.className = "field-error"; form.querySelector("button").disabled = false; return; }
     show(body.job);
     poll(body.job.id);
