@@ -31,8 +31,9 @@ The annotation workspace adds:
 
 * ``sentence_states``: one row per sentence someone worked on or a parser pre-annotated: its
   review ``status`` (``todo``/``in_progress``/``reviewed``), the words marked reviewed
-  (``reviewed_words``, a JSON list of word indices) and the ensemble's ``disagreement``
-  (mean ``1 - vote share`` from the last pre-annotation; the queue's default order).
+  (``reviewed_words``, a JSON list of word indices), the ensemble's ``disagreement`` (mean
+  ``1 - vote share`` from the last pre-annotation; times the words, the expected number of
+  wrong heads) and ``entropy`` (summed head-vote entropy): the queue's orders.
 * ``sentence_notes``: comments on a sentence, by whom and when.
 * ``training_rounds``: each training of the members on a treebank (``number`` 1, 2, ...;
   models under ``instance/models/<treebank id>/<number>/``), with member weights and dev UAS.
@@ -244,6 +245,8 @@ class SentenceState(Base):
     status: Mapped[str] = mapped_column(String(16), default="todo", index=True)
     reviewed_words: Mapped[list[Any]] = mapped_column(JSON, default=list)
     disagreement: Mapped[float | None] = mapped_column(index=True)
+    entropy: Mapped[float | None]
+    """Sum over the words of the entropy (bits) of the members' weighted head votes."""
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
     updated_by_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"))
 

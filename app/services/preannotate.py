@@ -344,6 +344,7 @@ def parse_batch(
                              upos=_tags(combined[i])))
         state = session.get(SentenceState, sentence_id) or SentenceState(sentence_id=sentence_id)
         state.disagreement = confidence.disagreement
+        state.entropy = float(sum(token.entropy for token in confidence.tokens))
         if state.status is None:
             state.status = "todo"
         session.add(state)

@@ -1,11 +1,12 @@
 """The annotation queue: which sentence to correct next, with filters and progress counts.
 
-Orders: ``disagreement`` (the ensemble's mean ``1 - vote share``, most disputed first),
-``length`` (longest first), ``random`` (a fixed shuffle, so "next" is stable) and
-``position`` (document order). Filters: review ``status``, a ``upos`` that occurs, a
-``relation`` in the current tree (newest correction, else ensemble), and ``disputed``: a
-relation on which the members disagree (some word where members differ in head or label and
-one of them, or the ensemble, chose that relation).
+Orders (:data:`ORDERS`, explained to users by :data:`ORDER_HELP`) are the selection
+strategies of :mod:`parsing.semi.selection`, measured by ``bench/simulate.py``, plus document
+order; the default is :data:`DEFAULT_ORDER`. Filters: review ``status`` (default ``open``: not
+yet reviewed, so reviewed sentences leave the to-do view; ``any`` lists all), a ``upos`` that
+occurs, a ``relation`` in the current tree (newest correction, else ensemble), and
+``disputed``: a relation on which the members disagree (some word where members differ in head
+or label and one of them, or the ensemble, chose that relation).
 """
 
 from __future__ import annotations
@@ -19,15 +20,29 @@ from app.models import Document, Sentence, SentenceState, Token, Treebank, TreeV
 from app.services import DbSession
 from app.services.trees import latest_versions
 
-ORDERS = ("disagreement", "length", "random", "position")
+ORDER_HELP: dict[str, str] = {
+    "expected-errors": "most expected wrong heads first: the sum over the words of 1 − the vote share of "
+                       "the ensemble's head (long, doubtful sentences first)",
+    "disagreement": "most disputed per word first: the mean of 1 − vote share (short sentences can top it)",
+    "entropy": "most spread votes first: the summed entropy of the members' head votes",
+    "length": "longest first",
+    "random": "a fixed random order (the baseline the others are measured against)",
+    "position": "document order",
+}
+"""Every order and what it means, as the queue page explains it."""
+ORDERS = tuple(ORDER_HELP)
+DEFAULT_ORDER = "expected-errors"
+"""The order the queue opens in (chosen by ``bench/simulate.py``; see the README)."""
+STATUSES = ("open", "any", "todo", "in_progress", "reviewed")
+"""Status filter values: ``open`` = to do or in progress (the default), ``any`` = all."""
 
 
 @dataclass(frozen=True)
 class QueueFilter:
     """What to list: ``split`` (``pool`` by default, ``all`` for every split) and filters."""
 
-    order: str = "disagreement"
-    status: str | None = None
+    order: str = DEFAULT_ORDER
+    status: str = "open"
     upos: str | None = None
     relation: str | None = None
     disputed: str | None = None
@@ -36,9 +51,10 @@ class QueueFilter:
     @classmethod
     def from_args(cls, args: Any) -> QueueFilter:
         """From request arguments (unknown values fall back to the defaults)."""
-        order = args.get("order") or "disagreement"
-        return cls(order=order if order in ORDERS else "disagreement",
-                   status=args.get("status") or None, upos=args.get("upos") or None,
+        order = args.get("order") or DEFAULT_ORDER
+        status = args.get("status") or "open"
+        return cls(order=order if order in ORDERS else DEFAULT_ORDER,
+                   status=status if status in STATUSES else "open", upos=args.get("upos") or None,
                    relation=args.get("relation") or None, disputed=args.get("disputed") or None,
                    split=args.get("split") or "pool")
 
@@ -74,14 +90,17 @@ class Queue:
 def build_queue(session: DbSession, treebank: Treebank, spec: QueueFilter) -> Queue:
     """The sentences of ``treebank`` matching ``spec``, in its order, with counts."""
     query = (select(Sentence.id, Sentence.sent_id, Sentence.text, Sentence.n_words, Sentence.position,
-                    Document.position, SentenceState.status, SentenceState.disagreement)
+                    Document.position, SentenceState.status, SentenceState.disagreement,
+                    SentenceState.entropy)
              .join(Document).outerjoin(SentenceState)
              .where(Document.treebank_id == treebank.id, Sentence.n_words > 0))
     if spec.split != "all":
         query = query.where(Document.split == spec.split)
     rows: list[Any] = list(session.execute(query).all())
     counts = _counts(rows)
-    if spec.status:
+    if spec.status == "open":
+        rows = [row for row in rows if (row.status or "todo") != "reviewed"]
+    elif spec.status != "any":
         rows = [row for row in rows if (row.status or "todo") == spec.status]
     if spec.upos:
         having = set(session.scalars(select(Token.sentence_id).where(
@@ -95,6 +114,7 @@ def build_queue(session: DbSession, treebank: Treebank, spec: QueueFilter) -> Qu
     rows.sort(key=_order_key(spec.order))
     items = [{"id": row.id, "sent_id": row.sent_id, "text": row.text or "", "n_words": row.n_words,
               "status": row.status or "todo", "disagreement": row.disagreement,
+              "expected_errors": _expected_errors(row), "entropy": row.entropy,
               "disputed_words": disputed_counts.get(row.id)} for row in rows]
     return Queue(items, counts)
 
@@ -107,7 +127,16 @@ def _counts(rows: list[Any]) -> dict[str, int]:
     return counts
 
 
+def _expected_errors(row: Any) -> float | None:
+    """Σ(1 − vote share) over the words: the stored mean times the number of words."""
+    return None if row.disagreement is None else row.disagreement * row.n_words
+
+
 def _order_key(order: str) -> Any:
+    if order == "expected-errors":
+        return lambda row: (row.disagreement is None, -(_expected_errors(row) or 0.0), row[5], row.position)
+    if order == "entropy":
+        return lambda row: (row.entropy is None, -(row.entropy or 0.0), row[5], row.position)
     if order == "length":
         return lambda row: (-row.n_words, row[5], row.position)
     if order == "random":

@@ -12,7 +12,8 @@ from app.extensions import db
 from app.models import Job, Sentence, Treebank
 from app.services.preannotate import DEFAULT_PARSERS, pool_has_untagged
 from app.services.queue import (
-    ORDERS,
+    DEFAULT_ORDER,
+    ORDER_HELP,
     QueueFilter,
     build_queue,
     queue_page_arg,
@@ -81,7 +82,8 @@ def queue(treebank_id: int) -> str:
     return render_template(
         "workspace/queue.html", treebank=treebank, spec=spec,
         items=found.items[paging.first - 1:paging.last] if paging.total else [], paging=paging,
-        matching=len(found.items), counts=found.counts, orders=ORDERS, upos=upos,
+        matching=len(found.items), counts=found.counts, orders=ORDER_HELP, default_order=DEFAULT_ORDER,
+        upos=upos,
         relations=relations, members=list(MEMBERS), default_parsers=DEFAULT_PARSERS,
         editor_args=spec.to_args() | ({"page": str(paging.page)} if paging.page > 1 else {}),
         methods=[(name, spec.summary) for name, spec in METHODS.items()], default_method=DEFAULT_METHOD,

@@ -12,7 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.jobs import create_job, run_job
-from app.models import Job, Token, TrainingRound, Treebank, User
+from app.models import Job, SentenceState, Token, TrainingRound, Treebank, User
 from app.services.preannotate import pool_targets
 from app.services.self_training import SettingsError, automatic_training_trees, parse_settings
 from app.services.trees import latest_versions
@@ -41,6 +41,9 @@ def test_second_round_trains_on_automatic_trees_beside_every_human_tree(
     treebank = import_without_dev(session, user, train=40, pool=12)
     first = _round(app, session, user, treebank, None)
     assert first.automatic_sentences == 0 and first.self_training is None
+    states = [session.get(SentenceState, sid) for sid in pool_targets(session, treebank)]
+    assert all(state is not None and state.entropy is not None and state.entropy >= 0 for state in states)
+    assert any(state.entropy > 0 for state in states if state)  # the queue's "entropy" order has data
     settings = {"source": source, "select": "random", "sentences": 5}
     second = _round(app, session, user, treebank, settings)
     assert second.self_training == settings and second.automatic_sentences == 5

@@ -12,7 +12,7 @@ from app.extensions import db
 from app.models import Document, Sentence, SentenceState, User
 from app.services import DbSession
 from app.services.imports import import_conllu
-from app.services.queue import QueueFilter, build_queue, next_in_queue
+from app.services.queue import DEFAULT_ORDER, QueueFilter, build_queue, next_in_queue
 from app.services.trees import add_version
 from app.services.validation import non_projective, validate_tree
 
@@ -183,3 +183,41 @@ def test_queue_api(api: tuple[FlaskClient, dict[str, int]]) -> None:
     page = client.get(f"/workspace/treebanks/{treebank_id}?status=todo")
     assert page.status_code == 200
     assert page.data.count(b'class="sent-id"') == len(todo)  # the page lists what the filter keeps
+
+
+def test_queue_strategies_rank_as_defined_and_reviewed_sentences_leave_the_default_view(
+        session: Session, user: User) -> None:
+    ids = seed(session, user)
+    treebank = session.get(Document, session.scalar(select(Document.id))).treebank  # type: ignore[union-attr]
+    states = {key: session.get(SentenceState, ids[key]) for key in ids}
+    # a: 3 words, mean 0.6 → 1.8 expected wrong heads; c: 4 words, mean 0.5 → 2.0; b: 2 words, 0.95 → 1.9
+    for key, mean, entropy in (("a", 0.6, 3.0), ("b", 0.95, 0.5), ("c", 0.5, 1.0)):
+        states[key].disagreement, states[key].entropy = mean, entropy  # type: ignore[union-attr]
+    session.flush()
+
+    def order(**spec: str) -> list[str]:
+        by_id = {v: k for k, v in ids.items()}
+        return [by_id[item["id"]] for item in build_queue(session, treebank, QueueFilter(**spec)).items]
+
+    assert QueueFilter().order == DEFAULT_ORDER == "expected-errors"
+    assert order(order="expected-errors") == ["c", "b", "a"]
+    assert order(order="disagreement") == ["b", "a", "c"]
+    assert order(order="entropy") == ["a", "c", "b"]
+    items = build_queue(session, treebank, QueueFilter()).items
+    assert [round(i["expected_errors"], 6) for i in items] == [2.0, 1.9, 1.8]
+    states["c"].status = "reviewed"  # type: ignore[union-attr]
+    session.flush()
+    assert order() == ["b", "a"]  # "open" by default: reviewed sentences leave the to-do view
+    assert order(status="any") == ["c", "b", "a"] and order(status="reviewed") == ["c"]
+    assert QueueFilter.from_args({"status": "bogus", "order": "bogus"}) == QueueFilter()
+    assert QueueFilter(status="any").to_args() == {"status": "any"}
+
+
+def test_queue_page_explains_its_order(api: tuple[FlaskClient, dict[str, int]]) -> None:
+    client, ids = api
+    treebank_id = client.get(f"/api/sentences/{ids['a']}").get_json()["sentence"]["treebank_id"]
+    page = client.get(f"/workspace/treebanks/{treebank_id}").get_data(as_text=True)
+    assert "Expected errors:</strong> most expected wrong heads first" in page
+    assert "Reviewed sentences are not listed" in page
+    page = client.get(f"/workspace/treebanks/{treebank_id}?order=entropy&status=any").get_data(as_text=True)
+    assert "Entropy:</strong> most spread votes first" in page and "Reviewed sentences are not" not in page
