@@ -57,17 +57,20 @@ def _nice_step(span: float, target: int) -> float:
     return 10.0 * power  # pragma: no cover - the loop always returns
 
 
-def nice_ticks(low: float, high: float, target: int = 5) -> list[float]:
+def nice_ticks(low: float, high: float, target: int = 5, *, integer: bool = False) -> list[float]:
     """About ``target`` evenly spaced round ticks covering ``[low, high]``.
 
-    The step is 1, 2 or 5 times a power of ten; the first tick is ``<= low`` and the
-    last ``>= high``. A zero-width range is widened around its value.
+    The step is 1, 2 or 5 times a power of ten (at least 1 with ``integer``, for counts
+    such as round numbers); the first tick is ``<= low`` and the last ``>= high``. A
+    zero-width range is widened around its value.
 
     Examples:
         >>> nice_ticks(0.3, 9.2)
         [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
         >>> nice_ticks(5, 5)
         [4.4, 4.6, 4.8, 5.0, 5.2, 5.4, 5.6]
+        >>> nice_ticks(1, 2, integer=True)
+        [1.0, 2.0]
     """
     if not (math.isfinite(low) and math.isfinite(high)):
         raise ValueError("nice_ticks needs finite bounds")
@@ -77,6 +80,8 @@ def nice_ticks(low: float, high: float, target: int = 5) -> list[float]:
         pad = abs(low) * 0.1 or 1.0
         low, high = low - pad, high + pad
     step = _nice_step(high - low, target)
+    if integer:
+        step = max(step, 1.0)
     first = math.floor(low / step + 1e-9)
     last = math.ceil(high / step - 1e-9)
     decimals = max(0, -math.floor(math.log10(step))) + 1
@@ -119,6 +124,7 @@ def line_chart_svg(
     width: int = 640,
     height: int = 360,
     highlight: str | None = None,
+    integer_x: bool = False,
 ) -> str:
     """Draw named series of ``(x, y)`` points as one standalone SVG line chart.
 
@@ -128,6 +134,7 @@ def line_chart_svg(
         title, x_label, y_label: the chart's title (also its accessible name) and axis labels.
         width, height: the SVG's size in pixels (its ``viewBox`` too).
         highlight: the name of a series to draw thicker (the ensemble, say).
+        integer_x: x values are counts (rounds): ticks at whole numbers only.
 
     Returns:
         An ``<svg>`` element with ``xmlns``, ``viewBox``, ``role="img"``, ``aria-label`` and
@@ -148,7 +155,7 @@ def line_chart_svg(
 
     xs = [x for _, points in drawn for x, _ in points]
     ys = [y for _, points in drawn for _, y in points]
-    x_ticks = nice_ticks(min(xs), max(xs))
+    x_ticks = nice_ticks(min(xs), max(xs), integer=integer_x)
     y_ticks = nice_ticks(min(ys), max(ys))
     plot_left = _MARGIN_LEFT
     plot_top = _MARGIN_TOP

@@ -43,7 +43,7 @@ def index(treebank_id: int) -> str:
                                   x_label="words in the human trees trained on", y_label="LAS (%)",
                                   highlight=ENSEMBLE)),
             Markup(line_chart_svg(by_round, title="LAS against rounds", x_label="round",
-                                  y_label="LAS (%)", highlight=ENSEMBLE)),
+                                  y_label="LAS (%)", highlight=ENSEMBLE, integer_x=True)),
         ]
     return render_template(
         "rounds/index.html", treebank=treebank, rows=rows, members=scored_members(rows), charts=charts,

@@ -131,3 +131,11 @@ def test_single_point_gives_a_usable_axis() -> None:
 
 def test_doctests() -> None:
     assert doctest.testmod(charts).failed == 0
+
+
+def test_integer_axis_ticks_at_whole_numbers_only() -> None:
+    svg = line_chart_svg({"ensemble": [(1, 60.0), (2, 63.0)]}, title="t", x_label="round", y_label="LAS",
+                         integer_x=True)
+    ns = "{http://www.w3.org/2000/svg}"
+    group = next(g for g in ET.fromstring(svg).iter(f"{ns}g") if g.get("class") == "x-ticks")
+    assert [t.text for t in group.iter(f"{ns}text")] == ["1", "2"]
