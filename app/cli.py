@@ -109,15 +109,24 @@ def export_command(name: str, source: str, split: str | None, reviewed_only: boo
               help="Combination method (default: the measured one; see `python -m parsing list-parsers`).")
 @click.option("--sentences", "sentence_ids", default=None,
               help="Comma-separated sentence ids to parse (default: every unannotated pool sentence).")
+@click.option("--self-training", "self_training", type=click.Choice(["none", "own", "ensemble"]),
+              default="none", show_default=True,
+              help="Train also on pool trees of the last pre-annotation.")
+@click.option("--self-training-select", type=click.Choice(["confidence", "agreement", "random"]),
+              default="confidence", show_default=True, help="Which automatic trees are trusted.")
+@click.option("--self-training-sentences", type=click.IntRange(0), default=None,
+              help="At most this many automatic trees (default: as many as human trees).")
 @click.option("--user", "username", default="admin", show_default=True)
 def preannotate_command(
     name: str, parsers: str | None, tags: str, username: str, sentence_ids: str | None = None,
-    ensemble: str | None = None,
+    ensemble: str | None = None, self_training: str = "none", self_training_select: str = "confidence",
+    self_training_sentences: int | None = None,
 ) -> None:
     """Train a round on NAME's trees and pre-annotate its unannotated pool sentences."""
     from app.jobs import create_job, run_job
     from app.models import Job
     from app.services.preannotate import DEFAULT_PARSERS
+    from app.services.self_training import parse_settings
     from parsing.ensemble.registry import DEFAULT_METHOD, method_spec
     from parsing.members import member_names
 
@@ -131,7 +140,10 @@ def preannotate_command(
             raise ValueError(f"ensemble {method} combines none of {', '.join(chosen)}")
     except ValueError as error:
         raise click.ClickException(str(error)) from None
-    params: dict[str, object] = {"parsers": chosen, "tags": tags, "ensemble": method}
+    params: dict[str, object] = {"parsers": chosen, "tags": tags, "ensemble": method,
+                                 "self_training": parse_settings({
+                                     "source": self_training, "select": self_training_select,
+                                     "sentences": self_training_sentences})}
     if sentence_ids:
         try:
             params["sentences"] = [int(part) for part in sentence_ids.split(",") if part.strip()]

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from flask import Flask
-from flask.testing import FlaskClient
+from flask.testing import FlaskClient, FlaskCliRunner
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -114,3 +114,22 @@ def test_preannotate_endpoint_refuses_bad_settings_with_422(logged_in: FlaskClie
     assert response.status_code == 422
     assert response.get_json()["field"] == "self_training.sentences"
     assert session.scalar(select(Job.id)) is None
+
+
+def test_cli_round_with_self_training(app: Flask, runner: FlaskCliRunner, session: Session, user: User,
+                                      fast: Path) -> None:  # noqa: F811
+    treebank = import_without_dev(session, user, train=40, pool=12)
+    session.commit()
+    first = runner.invoke(args=["treebank", "preannotate", treebank.name, "--parsers", "graph1,eager",
+                                "--user", "ana"])
+    assert first.exit_code == 0, first.output
+    second = runner.invoke(args=["treebank", "preannotate", treebank.name, "--parsers", "graph1,eager",
+                                 "--self-training", "own", "--self-training-select", "random",
+                                 "--self-training-sentences", "3", "--user", "ana"])
+    assert second.exit_code == 0, second.output
+    session.expire_all()
+    newest = session.scalars(select(TrainingRound).order_by(TrainingRound.number.desc()).limit(1)).one()
+    assert newest.number == 2 and newest.automatic_sentences == 3
+    assert newest.self_training == {"source": "own", "select": "random", "sentences": 3}
+    bad = runner.invoke(args=["treebank", "preannotate", treebank.name, "--self-training", "both"])
+    assert bad.exit_code != 0 and "both" in bad.output
