@@ -29,24 +29,22 @@ Shot = Callable[[Any, str], Path]
 
 @pytest.fixture(scope="module")
 def treebank_id(live_app: Flask) -> int:
-    """The demo file's first 40 sentences as train and the next 10 as pool (no dev split)."""
-    source = demo_file()
-    sentences = parse_conllu(decode_utf8(source.read_bytes(), source=source.name), source=source.name)
-    with live_app.app_context():
-        ana = db.session.scalars(select(User).where(User.username == "ana")).one()
-        import_conllu(db.session, data=format_conllu(sentences[:40]).encode(), filename="train.conllu",
-                      treebank_name="rounds demo", split="train", user=ana)
-        result = import_conllu(db.session, data=format_conllu(sentences[40:50]).encode(),
-                               filename="pool.conllu", treebank_name="rounds demo", split="pool", user=ana)
-        db.session.commit()
-        return result.treebank.id
+    """A treebank with a train split and a pool, no dev split."""
+    return import_rounds_demo(live_app, "rounds demo")
 
 
-def run_round(page: Any, treebank_id: int, parsers: list[str]) -> None:
-    """Start a round from the queue page with ``parsers`` ticked and wait until it is done."""
+def run_round(page: Any, treebank_id: int, parsers: list[str],
+              self_training: tuple[str, str, str] | None = None) -> None:
+    """Start a round from the queue page with ``parsers`` ticked (and self-training's source,
+    selection and number of sentences chosen) and wait until it is done."""
     page.goto(f"/workspace/treebanks/{treebank_id}")
     for box in page.locator('#preannotate-form input[name="parsers"]').all():
         box.set_checked(box.get_attribute("value") in parsers)
+    if self_training:
+        source, chosen, sentences = self_training
+        page.select_option('select[name="self_training_source"]', source)
+        page.select_option('select[name="self_training_select"]', chosen)
+        page.fill('input[name="self_training_sentences"]', sentences)
     with page.expect_response(lambda response: response.url.endswith("/preannotate")) as posted:
         page.click("#preannotate-form button[type=submit]")
     job_id = posted.value.json()["job"]["id"]  # the page shows the previous job until this one starts
@@ -55,6 +53,20 @@ def run_round(page: Any, treebank_id: int, parsers: list[str]) -> None:
         assert time.monotonic() < deadline, state
         time.sleep(0.3)
     assert state["state"] == "done", state
+
+
+def import_rounds_demo(live_app: Flask, name: str) -> int:
+    """The demo file's first 40 sentences as train and the next 10 as pool (no dev split)."""
+    source = demo_file()
+    sentences = parse_conllu(decode_utf8(source.read_bytes(), source=source.name), source=source.name)
+    with live_app.app_context():
+        ana = db.session.scalars(select(User).where(User.username == "ana")).one()
+        import_conllu(db.session, data=format_conllu(sentences[:40]).encode(), filename="train.conllu",
+                      treebank_name=name, split="train", user=ana)
+        result = import_conllu(db.session, data=format_conllu(sentences[40:50]).encode(),
+                               filename="pool.conllu", treebank_name=name, split="pool", user=ana)
+        db.session.commit()
+        return result.treebank.id
 
 
 def correct_first_pool_sentence(live_app: Flask, treebank_id: int) -> None:
@@ -123,3 +135,22 @@ def test_two_rounds_on_the_rounds_page(
         screenshot(page, "rounds-changed")
         page.click("ol.changed li:first-child a")
         page.wait_for_selector("#tree svg")
+
+
+def test_self_training_chosen_in_the_panel_shows_on_the_rounds_page(
+    ui: Any, live_app: Flask, screenshot: Shot
+) -> None:
+    page = ui
+    treebank_id = import_rounds_demo(live_app, "self-training demo")
+    run_round(page, treebank_id, ["graph1", "eager"])
+    page.goto(f"/workspace/treebanks/{treebank_id}")
+    panel = page.locator("fieldset.self-training")
+    assert panel.is_visible() and page.input_value('select[name="self_training_source"]') == "none"
+    screenshot(page, "queue-self-training")
+    run_round(page, treebank_id, ["graph1", "eager"], ("ensemble", "random", "4"))
+    page.goto(f"/treebanks/{treebank_id}/rounds")
+    rows = page.locator("#rounds tbody tr")
+    assert rows.count() == 2
+    first, second = (rows.nth(i).locator("td").nth(4).inner_text().split() for i in range(2))
+    assert first == ["0", "off"]
+    assert second[0] == "4" and " ".join(second[1:]) == "ensemble · random · ≤ 4"
