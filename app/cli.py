@@ -116,11 +116,12 @@ def export_command(name: str, source: str, split: str | None, reviewed_only: boo
               default="confidence", show_default=True, help="Which automatic trees are trusted.")
 @click.option("--self-training-sentences", type=click.IntRange(0), default=None,
               help="At most this many automatic trees (default: as many as human trees).")
+@click.option("--warm", is_flag=True, help="Continue members from the last round's weights where they can.")
 @click.option("--user", "username", default="admin", show_default=True)
 def preannotate_command(
     name: str, parsers: str | None, tags: str, username: str, sentence_ids: str | None = None,
     ensemble: str | None = None, self_training: str = "none", self_training_select: str = "confidence",
-    self_training_sentences: int | None = None,
+    self_training_sentences: int | None = None, warm: bool = False,
 ) -> None:
     """Train a round on NAME's trees and pre-annotate its unannotated pool sentences."""
     from app.jobs import create_job, run_job
@@ -143,7 +144,8 @@ def preannotate_command(
     params: dict[str, object] = {"parsers": chosen, "tags": tags, "ensemble": method,
                                  "self_training": parse_settings({
                                      "source": self_training, "select": self_training_select,
-                                     "sentences": self_training_sentences})}
+                                     "sentences": self_training_sentences}),
+                                 "warm": warm}
     if sentence_ids:
         try:
             params["sentences"] = [int(part) for part in sentence_ids.split(",") if part.strip()]

@@ -306,6 +306,8 @@ class TrainingRound(Base):
     automatic_sentences: Mapped[int] = mapped_column(default=0)
     annotated_tokens: Mapped[int] = mapped_column(default=0)
     self_training: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    warm: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    """A warm round: ``{"from_round": N, "members": [names continued from round N's weights]}``."""
     evaluation: Mapped[str | None] = mapped_column(String(16))
     held_out_ids: Mapped[list[Any] | None] = mapped_column(JSON)
     scores: Mapped[dict[str, Any] | None] = mapped_column(JSON)

@@ -158,13 +158,31 @@ def train_tagger(train: Sequence[Sentence], dev: Sequence[Sentence] | None, *, r
     return tagger, jackknifed, tagged_dev
 
 
+def warm_member(path: Path | None) -> BaseParser | None:
+    """The fitted member saved at ``path``, set to continue training (``warm_start=True``), or
+    None when there is no such file or the member cannot continue (it is then trained cold)."""
+    if path is None or not path.is_file():
+        return None
+    parser: BaseParser = load_model(path, BaseParser)
+    if "warm_start" not in parser.get_params():
+        return None
+    parser.set_params(warm_start=True)
+    return parser
+
+
 def _fit_one(name: str, train: Sequence[Sentence], dev: Sequence[Sentence] | None, path: Path,
-             random_state: int, params: Mapping[str, Any]) -> tuple[str, float]:
+             random_state: int, params: Mapping[str, Any], warm: Path | None = None
+             ) -> tuple[str, float, bool]:
+    """Fit one member (continuing the model at ``warm`` when it can) and save it:
+    ``(name, seconds, continued)``."""
     started = time.perf_counter()
-    parser = build_member(name, **{"random_state": random_state, **params})
+    parser = warm_member(warm)
+    continued = parser is not None
+    if parser is None:
+        parser = build_member(name, **{"random_state": random_state, **params})
     parser.fit(train, dev)
     parser.save(path)
-    return name, time.perf_counter() - started
+    return name, time.perf_counter() - started, continued
 
 
 def train_models(
@@ -181,6 +199,7 @@ def train_models(
     ensemble_params: Mapping[str, Any] | None = None,
     progress: Progress | None = None,
     extra_train: Mapping[str, Sequence[Sentence]] | None = None,
+    warm_from: str | Path | None = None,
 ) -> dict[str, float]:
     """Train the tagger (predicted tags only), the named members and the ensemble into ``out_dir``.
 
@@ -195,6 +214,10 @@ def train_models(
             ``extra_train[NAME]`` (tagged by the tagger with predicted tags). The tagger and
             the ensemble are still fitted on ``train``/``dev`` only; the manifest records how
             many extra trees each member got (``"automatic_sentences"``).
+        warm_from: a model directory of an earlier round trained with the same ``tags``: each
+            member saved there that supports ``warm_start`` continues from its weights (a
+            *warm round*); the others are trained from scratch. The manifest lists the
+            continued members (``"warm_members"``) and the directory (``"warm_from"``).
 
     Returns:
         Training seconds per member (and ``"tagger"``, ``"ensemble"``).
@@ -219,27 +242,33 @@ def train_models(
         extra = {name: tagger.tag(more) if more else [] for name, more in extra.items()}  # type: ignore[attr-defined]
         seconds["tagger"] = time.perf_counter() - started
     paths = {name: out / "parsers" / f"{name}.model" for name in chosen}
+    previous = _warm_paths(warm_from, tags, chosen)
+    continued: list[str] = []
     member_train = {name: [*train, *extra[name]] if extra.get(name) else train for name in chosen}
     if jobs > 1:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             futures = [pool.submit(_fit_one, n, member_train[n], dev, paths[n], random_state,
-                                   overrides.get(n, {}))
+                                   overrides.get(n, {}), previous.get(n))
                        for n in chosen]
             for done, future in enumerate(futures, start=1):
-                name, spent = future.result()
+                name, spent, warm = future.result()
                 seconds[name] = spent
+                continued += [name] if warm else []
                 say(f"trained {name} in {spent:.1f}s", done / len(chosen))
     else:
         for done, name in enumerate(chosen):
             say(f"training {name} ({done + 1} of {len(chosen)})", done / len(chosen))
-            seconds[name] = _fit_one(name, member_train[name], dev, paths[name], random_state,
-                                     overrides.get(name, {}))[1]
+            _, seconds[name], warm = _fit_one(name, member_train[name], dev, paths[name], random_state,
+                                              overrides.get(name, {}), previous.get(name))
+            continued += [name] if warm else []
         say("members trained", 1.0)
     manifest: dict[str, Any] = {"tags": tags, "parsers": chosen, "train_sentences": len(train),
                                 "dev_sentences": len(dev or []), "train_seconds": seconds,
                                 "random_state": random_state}
     if extra_train is not None:
         manifest["automatic_sentences"] = {name: len(extra[name]) for name in chosen}
+    if warm_from is not None:
+        manifest["warm_from"], manifest["warm_members"] = str(warm_from), continued
     if ensemble:
         say(f"fitting the {ensemble} ensemble", 1.0)
         started = time.perf_counter()
@@ -252,6 +281,21 @@ def train_models(
         say("ensemble fitted", 1.0)
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
     return seconds
+
+
+def _warm_paths(warm_from: str | Path | None, tags: TagMode, names: Sequence[str]) -> dict[str, Path]:
+    """Saved members of ``warm_from`` to continue, by name (none when its tags differ).
+
+    Raises:
+        FileNotFoundError: ``warm_from`` is not a model directory.
+    """
+    if warm_from is None:
+        return {}
+    manifest = read_manifest(warm_from)
+    if manifest.get("tags") != tags:
+        return {}
+    return {name: Path(warm_from) / "parsers" / f"{name}.model" for name in names
+            if name in manifest.get("parsers", [])}
 
 
 def read_manifest(model_dir: str | Path) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from app.services.preannotate import (
     require_tags,
     train_round,
     training_data,
+    warm_start_round,
 )
 from app.services.rounds import changed_between, ensemble_trees, finish_round
 from app.services.self_training import automatic_training_trees
@@ -33,8 +34,9 @@ def preannotate(session: DbSession, job: Job, progress: Progress) -> dict[str, A
 
     Params: ``parsers`` (member names), ``tags`` (``gold``/``predicted``), optional
     ``ensemble`` (method name; default: the measured default), ``sentences`` (ids to parse;
-    default: every unannotated pool sentence) and ``self_training`` (settings of
-    :func:`app.services.self_training.parse_settings`, or None).
+    default: every unannotated pool sentence), ``self_training`` (settings of
+    :func:`app.services.self_training.parse_settings`, or None) and ``warm`` (continue the
+    members from the newest earlier round's weights where they can).
     """
     with threadpool_limits(limits=1, user_api="blas"):  # small matrices: see parsing.cli
         return _preannotate(session, job, progress)
@@ -61,9 +63,10 @@ def _preannotate(session: DbSession, job: Job, progress: Progress) -> dict[str, 
         automatic = automatic_training_trees(
             session, treebank, pool_targets(session, treebank), round_.parsers, settings,
             n_human=len(data.train), round_number=round_.number)
+    warm_from = warm_start_round(session, treebank, round_) if params.get("warm") else None
     trained = train_round(round_, data, params=current_app.config.get("MEMBER_PARAMS") or {},
                           ensemble_params=current_app.config.get("ENSEMBLE_PARAMS") or {}, say=progress,
-                          automatic=automatic, self_training=settings)
+                          automatic=automatic, self_training=settings, warm_from=warm_from)
     progress(f"round {round_.number} trained", 0.6)  # commits the round's weights and scores
     done, compared = 0, 0
     changed: list[int] = []

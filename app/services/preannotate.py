@@ -36,7 +36,7 @@ from parsing.ensemble.confidence import sentence_confidence
 from parsing.ensemble.registry import DEFAULT_METHOD, method_spec
 from parsing.members import member_names
 from parsing.metrics import evaluate
-from parsing.pipeline import ModelBundle, TagMode, load_models, train_models
+from parsing.pipeline import ModelBundle, TagMode, load_models, read_manifest, train_models
 from parsing.types import Parse
 from parsing.types import Sentence as ParsingSentence
 
@@ -182,6 +182,15 @@ def model_root(models_dir: str | Path, treebank: Treebank) -> Path:
     return Path(models_dir) / f"{slug}-{treebank.id}"
 
 
+def warm_start_round(session: DbSession, treebank: Treebank, round_: TrainingRound) -> TrainingRound | None:
+    """The newest earlier round of ``treebank`` with the same tags whose models are on disk: what
+    a warm ``round_`` continues from (None: nothing to continue, the round trains cold)."""
+    earlier = session.scalars(select(TrainingRound).where(
+        TrainingRound.treebank_id == treebank.id, TrainingRound.number < round_.number,
+        TrainingRound.tags == round_.tags).order_by(TrainingRound.number.desc()))
+    return next((r for r in earlier if (Path(r.model_dir) / "manifest.json").is_file()), None)
+
+
 def new_round(
     session: DbSession, treebank: Treebank, *, parsers: Sequence[str], tags: str, user: User,
     models_dir: str | Path, ensemble: str = DEFAULT_METHOD,
@@ -212,6 +221,7 @@ def train_round(
     say: Say | None = None,
     automatic: Mapping[str, Sequence[ParsingSentence]] | None = None,
     self_training: Mapping[str, Any] | None = None,
+    warm_from: TrainingRound | None = None,
 ) -> TrainedRound:
     """Fit the members and the ensemble into ``round_.model_dir``; fill in ``round_``'s weights
     and record (training trees by origin, evaluation source and scores).
@@ -220,6 +230,8 @@ def train_round(
     ``ensemble_params`` the ensemble method's, by method name. ``automatic`` adds
     self-training's trees to each member's training data (by member name; see
     :mod:`app.services.self_training`), recorded with the ``self_training`` settings.
+    ``warm_from`` (an earlier round, :func:`warm_start_round`) makes a warm round: members that
+    can continue from that round's weights do (``parsing.pipeline.train_models``).
     """
     train, dev = data.train, data.dev
     if not train:
@@ -231,8 +243,10 @@ def train_round(
     train_models(train, dev or None, out, names=list(round_.parsers), tags=tags, params=params,
                  ensemble=method, ensemble_params=(ensemble_params or {}).get(method),
                  progress=lambda message, done: report(message, 0.02 + 0.58 * done),
-                 extra_train=automatic)
+                 extra_train=automatic, warm_from=warm_from.model_dir if warm_from else None)
     bundle = load_models(out)
+    continued = [str(name) for name in read_manifest(out).get("warm_members", [])]
+    round_.warm = None if warm_from is None else {"from_round": warm_from.number, "members": continued}
     report(f"scoring the members and the ensemble on {data.evaluation_source}" if data.evaluation_source
            else "no dev split and too few trees to hold some out: the round is not scored", 0.6)
     names = list(bundle.parsers)

@@ -136,7 +136,8 @@ def learning_curves(rows: Sequence[RoundRow]) -> tuple[Curve, Curve]:
 CSV_COLUMNS = (
     "round", "started_at", "finished_at", "duration_s", "started_by", "members", "ensemble_method",
     "tags", "gold_trees", "corrected_trees", "automatic_trees", "annotated_tokens", "self_training",
-    "evaluation", "evaluation_sentences", "held_out_ids", "ensemble_uas", "ensemble_las",
+    "warm_from_round", "warm_members", "evaluation", "evaluation_sentences", "held_out_ids",
+    "ensemble_uas", "ensemble_las",
 )
 """The fixed columns of :func:`rounds_csv`; ``<member>_uas``, ``<member>_las`` per member follow,
 then ``changed_sentences`` and ``compared_sentences``."""
@@ -146,6 +147,11 @@ def csv_header(rows: Sequence[RoundRow]) -> list[str]:
     """Every column of :func:`rounds_csv` for these rounds."""
     members = [f"{name}_{metric}" for name in scored_members(rows) for metric in ("uas", "las")]
     return [*CSV_COLUMNS, *members, "changed_sentences", "compared_sentences"]
+
+
+def _warm_cells(warm: dict[str, Any] | None) -> tuple[object, str]:
+    """``warm_from_round`` and ``warm_members`` of a round (empty for a cold round)."""
+    return ("", "") if warm is None else (warm["from_round"], " ".join(warm["members"]))
 
 
 def rounds_csv(rows: Sequence[RoundRow]) -> str:
@@ -161,6 +167,7 @@ def rounds_csv(rows: Sequence[RoundRow]) -> str:
             round_.gold_sentences, round_.corrected_sentences, round_.automatic_sentences,
             round_.annotated_tokens,
             "" if round_.self_training is None else json.dumps(round_.self_training, sort_keys=True),
+            *_warm_cells(round_.warm),
             round_.evaluation or "", row.evaluation_size,
             " ".join(str(sid) for sid in round_.held_out_ids or []),
             _blank(row.score(ENSEMBLE, "uas")), _blank(row.score(ENSEMBLE, "las")),

@@ -16,7 +16,7 @@ URL                                    Method  What
 /api/treebanks/<id>/queue              GET     ?order&status&upos&relation&disputed&split → items
 /api/treebanks/<id>/queue/next         GET     ?after=<sentence id>&filters → {id}
 /api/treebanks/<id>/preannotate        POST    {parsers?, tags?, ensemble?, sentences?,
-                                               self_training?} → 202 {job} · 422 {error, field?}
+                                               self_training?, warm?} → 202 {job} · 422 {error, field?}
 =====================================  ======  ================================================
 """
 
@@ -224,8 +224,11 @@ def preannotate(treebank_id: int) -> JsonResponse:
         self_training = parse_settings(body.get("self_training"))
     except SettingsError as error:
         return jsonify(error=str(error), field=f"self_training.{error.field}".rstrip(".")), 422
+    warm = body.get("warm", False)
+    if not isinstance(warm, bool):
+        return jsonify(error="warm must be true or false", field="warm"), 422
     params: dict[str, Any] = {"parsers": parsers, "tags": tags, "ensemble": ensemble,
-                              "self_training": self_training}
+                              "self_training": self_training, "warm": warm}
     if body.get("sentences"):
         params["sentences"] = [int(i) for i in body["sentences"]]
     job = create_job(db.session, kind="preannotate", user=current_user, treebank_id=treebank.id,

@@ -39,7 +39,8 @@ export function startJobs(form, box) {
       sentences: form.querySelector('input[name="self_training_sentences"]').value,
     };
     form.querySelector('button[type="submit"]').disabled = true;
-    const payload = { parsers: parsers.join(","), tags, ensemble, self_training: selfTraining };
+    const warm = form.querySelector('input[name="warm"]').checked;
+    const payload = { parsers: parsers.join(","), tags, ensemble, self_training: selfTraining, warm };
     const { ok, body } = await api(form.dataset.url, { method: "POST", body: payload });
     if (!ok) { message.textContent = body.error; message.className = "field-error"; form.querySelector("button").disabled = false; return; }
     show(body.job);
