@@ -114,7 +114,18 @@ class NeuralTransitionParser(BaseParser):
         max_epochs: passes over the oracle configurations.
         patience: with ``dev``, stop after this many epochs without a better dev LAS
             (the best epoch's weights are kept).
+        warm_start: when fitting an already fitted parser, continue training its network
+            (see "Warm start" below) instead of starting from new random weights.
+        warm_epochs: epochs of a warm fit (dev, if given, picks among them when more than one).
         random_state: seed of initialisation, shuffling and dropout.
+
+    Warm start (``warm_start=True`` on a fitted parser): ``fit`` keeps the network's weights.
+    The word, suffix, UPOS (and FEATS) vocabularies and the label list grow (known values keep
+    their ids); new words, suffixes, tags and labels get new embedding rows drawn like the
+    initial ones, new labels new LEFT/RIGHT output columns (existing columns move with their
+    weights), labels allowed on ROOT or elsewhere stay allowed. Adam starts afresh (its
+    moments are not saved) and runs ``warm_epochs`` epochs over all the oracle configurations;
+    ``dev`` is parsed only to choose among several warm epochs.
 
     Attributes:
         words_, suffixes_, tags_: vocabularies of lower-cased forms, their last three
@@ -134,6 +145,9 @@ class NeuralTransitionParser(BaseParser):
     """
 
     name: ClassVar[str] = "neural"
+    warm_start: bool = False  # class defaults: parsers saved before these parameters existed
+    warm_epochs: int = 2
+    n_epochs_: int
     description: ClassVar[str] = (
         "arc-hybrid transition parser, feed-forward network (Chen & Manning 2014), beam search, k-best"
     )
@@ -155,6 +169,8 @@ class NeuralTransitionParser(BaseParser):
         batch_size: int = 256,
         max_epochs: int = 30,
         patience: int = 6,
+        warm_start: bool = False,
+        warm_epochs: int = 2,
         random_state: int | None = 0,
     ) -> None:
         self.beam_size = beam_size
@@ -171,6 +187,8 @@ class NeuralTransitionParser(BaseParser):
         self.batch_size = batch_size
         self.max_epochs = max_epochs
         self.patience = patience
+        self.warm_start = warm_start
+        self.warm_epochs = warm_epochs
         self.random_state = random_state
 
     # --- training -------------------------------------------------------------------
@@ -186,20 +204,28 @@ class NeuralTransitionParser(BaseParser):
         if not trees:
             raise ValueError("no training sentence has a single-rooted tree")
         rng = np.random.default_rng(self.random_state)
-        examples = self._examples(trees)
+        warm = self.warm_start and hasattr(self, "params_")
+        old_space = self.space_ if warm else None
+        examples = self._examples(trees, old_space)
         sizes = network.Sizes(
             len(self.words_) + 2, len(self.suffixes_) + 2, len(self.tags_) + 2, len(self.labels_) + 1,
             self.space_.n_actions, word_dim=self.word_dim, suffix_dim=self.suffix_dim, tag_dim=self.tag_dim,
             n_feats=len(self.feats_) + 2 if self.feats_ else 0, feats_dim=self.tag_dim,
             label_dim=self.label_dim, hidden=self.hidden,
         )  # fmt: skip
-        params = network.init_params(sizes, rng)
+        if old_space is not None:
+            params = self._grown_params(sizes, old_space.n_labels, rng)
+            epochs, previous_epochs = self.warm_epochs, self.n_epochs_
+        else:
+            params = network.init_params(sizes, rng)
+            epochs, previous_epochs = self.max_epochs, 0
         adam = network.Adam(params, learning_rate=self.learning_rate)
-        dev_trees = [sentence for sentence in dev or () if sentence.has_tree]
+        score_dev = not warm or epochs > 1
+        dev_trees = [sentence for sentence in dev or () if sentence.has_tree] if score_dev else []
         best: network.Params = params
         self.history_: list[float] = []
         self.n_epochs_ = 0
-        for epoch in range(1, self.max_epochs + 1):
+        for epoch in range(1, epochs + 1):
             order = rng.permutation(len(examples.gold))
             for start in range(0, len(order), self.batch_size):
                 inputs = examples.batch(order[start : start + self.batch_size], rng)
@@ -215,22 +241,63 @@ class NeuralTransitionParser(BaseParser):
             elif epoch - self.n_epochs_ >= self.patience:
                 break
         self.params_ = best
+        self.n_epochs_ += previous_epochs
         return self
 
-    def _examples(self, trees: list[tuple[Sentence, Heads, list[str]]]) -> _Examples:
-        """Learn the vocabularies and the action space; return the oracle's training examples."""
+    def _grown_params(
+        self, sizes: network.Sizes, old_n_labels: int, rng: np.random.Generator
+    ) -> network.Params:
+        """The fitted weights, grown to ``sizes`` for a warm start: new embedding rows (drawn
+        like :func:`~parsing.neural.network.init_params`'s) for new vocabulary entries and
+        labels, and new RIGHT/LEFT output columns for labels added after the ``old_n_labels``."""
+        params = {name: value.copy() for name, value in self.params_.items()}
+        rows = {"word": sizes.n_words, "suffix": sizes.n_suffixes, "tag": sizes.n_tags,
+                "feats": sizes.n_feats, "label": sizes.n_labels}  # fmt: skip
+        for name, wanted in rows.items():
+            if name in params and wanted > len(params[name]):
+                table = params[name]
+                extra = rng.standard_normal((wanted - len(table), table.shape[1])).astype(table.dtype)
+                params[name] = np.concatenate([table, extra])
+        shift = self.space_.n_labels - old_n_labels
+        old_actions = np.arange(params["W2"].shape[1])
+        columns = np.where(old_actions > old_n_labels, old_actions + shift, old_actions)
+        for name in ("W2", "b2"):
+            grown = np.zeros((*params[name].shape[:-1], sizes.n_actions), dtype=params[name].dtype)
+            grown[..., columns] = params[name]
+            params[name] = grown
+        return params
+
+    def _examples(
+        self, trees: list[tuple[Sentence, Heads, list[str]]], warm_from: ActionSpace | None = None
+    ) -> _Examples:
+        """Learn the vocabularies and the action space; return the oracle's training examples.
+
+        With ``warm_from`` (the fitted model's action space) the fitted vocabularies and label
+        list are extended instead of rebuilt, and labels allowed before stay allowed."""
         words = [_word(form) for sentence, _, _ in trees for form in sentence.forms[1:]]
-        self.words_ = Vocabulary.build(words)
-        self.suffixes_ = Vocabulary.build(_suffix(word) for word in words)
         feats = (value for sentence, _, _ in trees for value in sentence.feats[1:])
-        self.feats_ = Vocabulary.build(feats) if self.use_feats else None
-        self.tags_ = Vocabulary.build(tag for sentence, _, _ in trees for tag in sentence.upos[1:])
-        self.labels_ = sorted({label for _, _, labels in trees for label in labels[1:]})
+        tags = (tag for sentence, _, _ in trees for tag in sentence.upos[1:])
+        labels = {label for _, _, labels in trees for label in labels[1:]}
+        if warm_from is None:
+            self.words_ = Vocabulary.build(words)
+            self.suffixes_ = Vocabulary.build(_suffix(word) for word in words)
+            self.feats_ = Vocabulary.build(feats) if self.use_feats else None
+            self.tags_ = Vocabulary.build(tags)
+            self.labels_ = sorted(labels)
+        else:
+            self.words_ = self.words_.extended(words)
+            self.suffixes_ = self.suffixes_.extended(_suffix(word) for word in words)
+            self.feats_ = self.feats_.extended(feats) if self.feats_ is not None else None
+            self.tags_ = self.tags_.extended(tags)
+            self.labels_ = [*self.labels_, *sorted(labels - set(self.labels_))]
         label_ids = {label: number for number, label in enumerate(self.labels_, start=1)}
         root_labels = np.zeros(len(self.labels_) + 1, dtype=bool)
         other_labels = np.zeros_like(root_labels)
-        for _, heads, labels in trees:
-            ids = [label_ids[label] for label in labels[1:]]
+        if warm_from is not None:
+            root_labels[: len(warm_from.root_labels)] = warm_from.root_labels
+            other_labels[: len(warm_from.other_labels)] = warm_from.other_labels
+        for _, heads, labels_ in trees:
+            ids = [label_ids[label] for label in labels_[1:]]
             root_labels[ids] |= heads[1:] == 0
             other_labels[ids] |= heads[1:] != 0
         self.space_ = ActionSpace(root_labels, other_labels)
