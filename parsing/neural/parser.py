@@ -28,6 +28,7 @@ from parsing.metrics import evaluate
 from parsing.neural import network, system
 from parsing.neural.search import ActionSpace, Hypothesis, Scorer, beam_search, greedy, step_inputs
 from parsing.transition.state import State
+from parsing.transition.training import widen_label_columns
 from parsing.types import Heads, Parse, Sentence
 
 _P = ParamSpec("_P")
@@ -258,13 +259,10 @@ class NeuralTransitionParser(BaseParser):
                 table = params[name]
                 extra = rng.standard_normal((wanted - len(table), table.shape[1])).astype(table.dtype)
                 params[name] = np.concatenate([table, extra])
-        shift = self.space_.n_labels - old_n_labels
-        old_actions = np.arange(params["W2"].shape[1])
-        columns = np.where(old_actions > old_n_labels, old_actions + shift, old_actions)
-        for name in ("W2", "b2"):
-            grown = np.zeros((*params[name].shape[:-1], sizes.n_actions), dtype=params[name].dtype)
-            grown[..., columns] = params[name]
-            params[name] = grown
+        for name in ("W2", "b2"):  # actions: SHIFT, LEFT-ARC per label, RIGHT-ARC per label
+            params[name] = widen_label_columns(
+                params[name], fixed=1, old_n_labels=old_n_labels, n_labels=self.space_.n_labels
+            )
         return params
 
     def _examples(

@@ -79,6 +79,7 @@ from parsing.transition.training import (
     renumber_rows,
     train_epochs,
     used_rows,
+    widen_label_columns,
 )
 from parsing.trees import reverse_heads
 from parsing.types import Parse, Sentence
@@ -303,14 +304,11 @@ class TransitionParser(BaseParser):
         raw = getattr(self, "raw_weights_", None)
         step = self.n_steps_ if raw is not None else 1
         self.rows_, added = grow_rows(self.rows_, wanted)
-        old_columns = np.arange(averaged.shape[1])
-        shift = self.n_labels_ - old_n_labels
-        new_columns = np.where(old_columns >= 3 + old_n_labels, old_columns + shift, old_columns)
 
         def grown(old: NDArray[np.float32]) -> NDArray[np.float64]:
-            matrix = np.zeros((len(old) + added, len(self.class_actions_)))
-            matrix[: len(old), new_columns] = old
-            return matrix
+            wide = widen_label_columns(old.astype(np.float64), fixed=len(_FIXED_CLASSES),
+                                       old_n_labels=old_n_labels, n_labels=self.n_labels_)
+            return np.vstack([wide, np.zeros((added, wide.shape[1]))])
 
         return AveragedPerceptron.resume(grown(averaged if raw is None else raw), grown(averaged), step)
 

@@ -130,6 +130,26 @@ def grow_rows(rows: NDArray[np.int32], wanted: NDArray[np.int32]) -> tuple[NDArr
     return grown, int(new.sum())
 
 
+def widen_label_columns(
+    weights: NDArray[np.floating], *, fixed: int, old_n_labels: int, n_labels: int
+) -> NDArray[np.floating]:
+    """Weights over labelled actions laid out as ``fixed`` unlabelled actions, then LEFT-ARC
+    with each label, then RIGHT-ARC with each label, widened from ``old_n_labels`` to
+    ``n_labels`` labels (new labels numbered last): each old column moves with its weights, new
+    columns are zero. The last axis is the action's.
+
+    Examples:
+        >>> weights = np.array([[1.0, 2.0, 3.0, 4.0, 5.0]])  # SHIFT, L a, L b, R a, R b
+        >>> widen_label_columns(weights, fixed=1, old_n_labels=2, n_labels=3).tolist()
+        [[1.0, 2.0, 3.0, 0.0, 4.0, 5.0, 0.0]]
+    """
+    old = np.arange(weights.shape[-1])
+    moved = np.where(old >= fixed + old_n_labels, old + n_labels - old_n_labels, old)
+    widened = np.zeros((*weights.shape[:-1], fixed + 2 * n_labels), dtype=weights.dtype)
+    widened[..., moved] = weights
+    return widened
+
+
 @dataclass(frozen=True, slots=True)
 class Trained:
     """What :func:`train_epochs` keeps: the chosen epoch's averaged weights, the perceptron's
