@@ -13,10 +13,11 @@ Conventions: index 0 is ROOT; ``heads`` has shape ``(n+1,)`` with ``heads[0] == 
 
 from __future__ import annotations
 
+import copy
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, ParamSpec, Self, TypeVar
+from typing import Any, ClassVar, ParamSpec, Self, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -124,9 +125,11 @@ class NeuralTransitionParser(BaseParser):
     The word, suffix, UPOS (and FEATS) vocabularies and the label list grow (known values keep
     their ids); new words, suffixes, tags and labels get new embedding rows drawn like the
     initial ones, new labels new LEFT/RIGHT output columns (existing columns move with their
-    weights), labels allowed on ROOT or elsewhere stay allowed. Adam starts afresh (its
-    moments are not saved) and runs ``warm_epochs`` epochs over all the oracle configurations;
-    ``dev`` is parsed only to choose among several warm epochs.
+    weights), labels allowed on ROOT or elsewhere stay allowed. Adam resumes from its state at
+    the kept epoch (``optimizer_``, saved with the model; new rows and columns start with zero
+    moments) and runs ``warm_epochs`` epochs over all the oracle configurations; ``dev`` is
+    parsed only to choose among several warm epochs. A parser saved before warm starts existed
+    has no ``optimizer_`` and gets a new Adam.
 
     Attributes:
         words_, suffixes_, tags_: vocabularies of lower-cased forms, their last three
@@ -134,6 +137,8 @@ class NeuralTransitionParser(BaseParser):
         labels_: the (pseudo-projective) training labels; label id ``i`` is ``labels_[i-1]``.
         space_: the labelled actions and which labels may attach to ROOT.
         params_: the network's weights (:func:`parsing.neural.network.init_params`).
+        optimizer_: the :class:`~parsing.neural.network.Adam` state at the kept epoch, from
+            which a warm fit resumes.
         n_epochs_: the epoch whose weights were kept; history_: dev LAS after each epoch.
 
     Examples:
@@ -215,15 +220,16 @@ class NeuralTransitionParser(BaseParser):
             label_dim=self.label_dim, hidden=self.hidden,
         )  # fmt: skip
         if old_space is not None:
-            params = self._grown_params(sizes, old_space.n_labels, rng)
+            params, adam = self._grown_model(sizes, old_space.n_labels, rng)
             epochs, previous_epochs = self.warm_epochs, self.n_epochs_
         else:
             params = network.init_params(sizes, rng)
+            adam = network.Adam(params, learning_rate=self.learning_rate)
             epochs, previous_epochs = self.max_epochs, 0
-        adam = network.Adam(params, learning_rate=self.learning_rate)
         score_dev = not warm or epochs > 1
         dev_trees = [sentence for sentence in dev or () if sentence.has_tree] if score_dev else []
         best: network.Params = params
+        best_adam = adam
         self.history_: list[float] = []
         self.n_epochs_ = 0
         for epoch in range(1, epochs + 1):
@@ -239,31 +245,53 @@ class NeuralTransitionParser(BaseParser):
             self.history_.append(evaluate(dev_trees, self.predict_greedy(dev_trees)).las.f1)
             if self.history_[-1] >= max(self.history_):
                 best, self.n_epochs_ = {name: value.copy() for name, value in params.items()}, epoch
+                best_adam = copy.deepcopy(adam)
             elif epoch - self.n_epochs_ >= self.patience:
                 break
-        self.params_ = best
+        self.params_, self.optimizer_ = best, best_adam
         self.n_epochs_ += previous_epochs
         return self
 
-    def _grown_params(
+    def _grown_model(
         self, sizes: network.Sizes, old_n_labels: int, rng: np.random.Generator
+    ) -> tuple[network.Params, network.Adam]:
+        """The fitted weights and Adam state, grown to ``sizes`` for a warm start: new
+        embedding rows for new vocabulary entries and labels (weights drawn like
+        :func:`~parsing.neural.network.init_params`'s, moments zero), new LEFT/RIGHT output
+        columns for labels added after the ``old_n_labels`` (zero). A parser saved without
+        ``optimizer_`` gets a new Adam."""
+
+        def draw(shape: tuple[int, int], dtype: np.dtype[Any]) -> NDArray[Any]:
+            return rng.standard_normal(shape).astype(dtype)
+
+        params = self._grown(self.params_, sizes, old_n_labels, draw)
+        adam = network.Adam(params, learning_rate=self.learning_rate)
+        saved: network.Adam | None = getattr(self, "optimizer_", None)
+        if saved is not None:
+            adam.first = self._grown(saved.first, sizes, old_n_labels, np.zeros)
+            adam.second = self._grown(saved.second, sizes, old_n_labels, np.zeros)
+            adam.steps = saved.steps
+        return params, adam
+
+    def _grown(
+        self, tables: network.Params, sizes: network.Sizes, old_n_labels: int,
+        new_rows: Callable[[tuple[int, int], np.dtype[Any]], NDArray[Any]],
     ) -> network.Params:
-        """The fitted weights, grown to ``sizes`` for a warm start: new embedding rows (drawn
-        like :func:`~parsing.neural.network.init_params`'s) for new vocabulary entries and
-        labels, and new RIGHT/LEFT output columns for labels added after the ``old_n_labels``."""
-        params = {name: value.copy() for name, value in self.params_.items()}
+        """Copies of ``tables`` (weights or Adam moments) grown to ``sizes`` (see
+        :meth:`_grown_model`); ``new_rows(shape, dtype)`` fills new embedding rows."""
+        grown = {name: value.copy() for name, value in tables.items()}
         rows = {"word": sizes.n_words, "suffix": sizes.n_suffixes, "tag": sizes.n_tags,
                 "feats": sizes.n_feats, "label": sizes.n_labels}  # fmt: skip
         for name, wanted in rows.items():
-            if name in params and wanted > len(params[name]):
-                table = params[name]
-                extra = rng.standard_normal((wanted - len(table), table.shape[1])).astype(table.dtype)
-                params[name] = np.concatenate([table, extra])
+            if name in grown and wanted > len(grown[name]):
+                table = grown[name]
+                extra = new_rows((wanted - len(table), table.shape[1]), table.dtype)
+                grown[name] = np.concatenate([table, extra])
         for name in ("W2", "b2"):  # actions: SHIFT, LEFT-ARC per label, RIGHT-ARC per label
-            params[name] = widen_label_columns(
-                params[name], fixed=1, old_n_labels=old_n_labels, n_labels=self.space_.n_labels
+            grown[name] = widen_label_columns(
+                grown[name], fixed=1, old_n_labels=old_n_labels, n_labels=self.space_.n_labels
             )
-        return params
+        return grown
 
     def _examples(
         self, trees: list[tuple[Sentence, Heads, list[str]]], warm_from: ActionSpace | None = None

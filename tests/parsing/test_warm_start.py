@@ -156,6 +156,19 @@ def test_warm_fit_continues_the_perceptron_step_counter(name: str, wolof: dict[s
         assert parser.n_steps_ == steps + len(wolof["more"]) * parser.warm_epochs
 
 
+def test_neural_warm_fit_resumes_adam(wolof: dict[str, list[Sentence]]) -> None:
+    parser = _small("neural").fit(wolof["base"])
+    steps, batches = parser.optimizer_.steps, -(-_configurations(wolof["more"]) // parser.batch_size)
+    parser.set_params(warm_start=True, warm_epochs=1).fit(wolof["more"])
+    assert parser.optimizer_.steps == steps + batches
+    assert parser.optimizer_.first["word"].shape == parser.params_["word"].shape
+
+
+def _configurations(sentences: list[Sentence]) -> int:
+    """Arc-hybrid oracle configurations: ``2n`` per sentence of ``n`` words."""
+    return sum(2 * len(s) for s in sentences)
+
+
 @pytest.mark.parametrize("name", list(SMALL))
 def test_save_load_then_warm_fit(name: str, wolof: dict[str, list[Sentence]], tmp_path: Path) -> None:
     _small(name).fit(wolof["base"], wolof["dev"]).save(tmp_path / "member.model")
@@ -170,7 +183,7 @@ def test_save_load_then_warm_fit(name: str, wolof: dict[str, list[Sentence]], tm
 def test_a_parser_saved_before_warm_starts_loads_and_warm_fits(name: str, wolof: dict[str, list[Sentence]],
                                                                tmp_path: Path) -> None:
     parser = _small(name).fit(wolof["base"], wolof["dev"])
-    for attribute in ("warm_start", "warm_epochs", "raw_weights_", "n_steps_"):
+    for attribute in ("warm_start", "warm_epochs", "raw_weights_", "n_steps_", "optimizer_"):
         parser.__dict__.pop(attribute, None)  # as pickled by the previous version
     parser.save(tmp_path / "old.model")
     loaded = BaseParser.load(tmp_path / "old.model")
