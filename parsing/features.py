@@ -44,6 +44,19 @@ class Vocabulary:
         kept = sorted((v for v, c in counts.items() if c >= min_count), key=lambda v: (-counts[v], v))
         return cls({value: number for number, value in enumerate(kept, start=1)})
 
+    def extended(self, values: Iterable[str], *, min_count: int = 1) -> Vocabulary:
+        """A new vocabulary keeping every id of this one and giving the values seen at least
+        ``min_count`` times in ``values`` but not known here the next ids, most frequent
+        first (for warm starts: weights indexed by the old ids stay valid).
+
+        Examples:
+            >>> Vocabulary.build(["a", "b"]).extended(["c", "a", "c", "d"]).index
+            {'a': 1, 'b': 2, 'c': 3, 'd': 4}
+        """
+        counts = Counter(v for v in values if v not in self.index)
+        kept = sorted((v for v, c in counts.items() if c >= min_count), key=lambda v: (-counts[v], v))
+        return Vocabulary({**self.index, **{v: n for n, v in enumerate(kept, start=len(self.index) + 1)}})
+
     def __len__(self) -> int:
         """Number of ids including :data:`UNKNOWN`."""
         return len(self.index) + 1

@@ -16,6 +16,10 @@ and the UPOS around ``d``. They are hashed for all arcs of a sentence at once
 matrix whose columns are the hashed features seen in training (unseen ones are dropped), so a
 whole corpus is labelled with one ``predict_proba`` call.
 
+There is no warm start: liblinear's solver cannot resume, so a parser's warm fit
+(``warm_start=True``) refits its labeller from scratch on all the training trees
+(``bench/warm_rounds.py`` reports what share of a warm round that is).
+
 Conventions: index 0 is ROOT; ``heads`` has shape ``(n+1,)`` with ``heads[0] == -1``.
 """
 

@@ -31,6 +31,34 @@ class AveragedPerceptron:
         self._timed_updates: NDArray[np.float64] = np.zeros(shape)
         self.step = 1
 
+    @classmethod
+    def resume(
+        cls, weights: NDArray[np.floating], averaged: NDArray[np.floating], step: int
+    ) -> AveragedPerceptron:
+        """A model that continues a run from its saved state: the raw ``weights``, their
+        ``averaged`` value and the ``step`` counter (``instances + 1``), arrays of one shape.
+
+        The running sum of timed updates is rebuilt as ``step * weights - (step - 1) * averaged``
+        (so :meth:`averaged` gives ``averaged`` back and further updates average on correctly);
+        ``step=1`` with ``weights=averaged`` starts a new average from those weights.
+
+        Examples:
+            >>> model = AveragedPerceptron((2,))
+            >>> model.update(np.array([0]), 2.0); model.tick(); model.tick()
+            >>> again = AveragedPerceptron.resume(model.weights, model.averaged(), model.step)
+            >>> again.update(np.array([1]), 1.0); again.tick()
+            >>> model.update(np.array([1]), 1.0); model.tick()
+            >>> again.averaged().tolist() == model.averaged().tolist()
+            True
+        """
+        model = cls(weights.shape)
+        model.weights = np.asarray(weights, dtype=np.float64).copy()
+        model.step = int(step)
+        model._timed_updates = model.step * model.weights - (model.step - 1) * np.asarray(
+            averaged, dtype=np.float64
+        )
+        return model
+
     def update(
         self, index: NDArray[np.int64] | tuple[NDArray[np.int64], ...], delta: NDArray[np.float64] | float
     ) -> None:

@@ -26,6 +26,9 @@ class FirstOrderParser(GraphParser):
     Args:
         projective: decode with Eisner (projective trees) instead of Chu-Liu-Edmonds.
         max_iter: training epochs (with ``dev``, the best epoch up to this many is kept).
+        warm_start: when fitting an already fitted parser, continue from its weights
+            (vocabularies grow, the running average goes on) instead of starting over.
+        warm_epochs: epochs of a warm fit (dev, if given, picks among them).
         learner: ``"perceptron"`` (averaged structured perceptron) or ``"mira"`` (averaged
             1-best MIRA with Hamming loss).
         C: MIRA's cap on the step size (unused by the perceptron).
@@ -38,7 +41,9 @@ class FirstOrderParser(GraphParser):
     Attributes:
         encoder_: the :class:`~parsing.graph.templates.TokenEncoder` of the training data.
         weights_: averaged weights, shape ``(2**n_bits + 1,)`` (the last is the null feature).
-        n_iter_: epochs the kept weights were trained for.
+        n_iter_: epochs the kept weights were trained for (warm fits included).
+        raw_weights_, n_steps_: the perceptron's raw weights (float32) and step counter at
+            the kept epoch, from which a warm fit resumes the average.
         dev_uas_: dev UAS after each epoch (empty without ``dev``).
         labeller_: the fitted :class:`~parsing.labeller.ArcLabeller`.
 
@@ -59,6 +64,8 @@ class FirstOrderParser(GraphParser):
         *,
         projective: bool = False,
         max_iter: int = 10,
+        warm_start: bool = False,
+        warm_epochs: int = 1,
         learner: str = "mira",
         C: float = 0.1,
         patience: int = 2,
@@ -69,6 +76,8 @@ class FirstOrderParser(GraphParser):
     ) -> None:
         self.projective = projective
         self.max_iter = max_iter
+        self.warm_start = warm_start
+        self.warm_epochs = warm_epochs
         self.learner = learner
         self.C = C
         self.patience = patience

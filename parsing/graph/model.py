@@ -8,6 +8,15 @@ current weights and, if the tree is wrong, add its gold-minus-predicted feature 
 ``np.add.at`` call. With ``dev`` sentences the averaged weights of every epoch are scored on
 dev (UAS) and the best epoch is kept (training stops after ``patience`` epochs without gain).
 
+Warm start (``warm_start=True`` on a fitted parser): :meth:`GraphParser.fit` continues the
+averaged perceptron of the previous fit instead of starting from zero. The token vocabularies
+grow (new values get new ids, known ones keep theirs; features are hashed, so the weight
+vector keeps its size), the raw weights and step counter saved with the model
+(``raw_weights_``, ``n_steps_``) resume the lazy average where it stopped, and ``warm_epochs``
+epochs are run (dev selects among them when there are several). The labeller is refitted
+from scratch (a linear SVM has no warm start). A parser saved before warm starts existed
+has no raw weights: its averaged weights become the starting weights of a new average.
+
 Labels come from a second stage, :class:`parsing.labeller.ArcLabeller`, fitted on the gold
 trees in :meth:`GraphParser.fit`.
 
@@ -19,6 +28,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Self
 
 import numpy as np
@@ -39,12 +49,14 @@ class GraphParser(BaseParser):
     """Training loop and prediction of a linear graph-based parser; subclasses define the parts.
 
     Subclasses store their hyperparameters in ``__init__`` (including every attribute read
-    here: ``max_iter``, ``learner``, ``C``, ``patience``, ``n_bits``, ``min_count``,
-    ``labeller_C``, ``random_state``) and implement :meth:`_decode` and
-    :meth:`_tree_features`.
+    here: ``max_iter``, ``warm_start``, ``warm_epochs``, ``learner``, ``C``, ``patience``,
+    ``n_bits``, ``min_count``, ``labeller_C``, ``random_state``) and implement
+    :meth:`_decode` and :meth:`_tree_features`.
     """
 
     max_iter: int
+    warm_start: bool = False  # class defaults: parsers saved before these parameters existed
+    warm_epochs: int = 1
     learner: str
     C: float
     patience: int
@@ -52,6 +64,8 @@ class GraphParser(BaseParser):
     min_count: int
     labeller_C: float
     random_state: int | None
+    encoder_: TokenEncoder
+    n_iter_: int
 
     @abstractmethod
     def _decode(self, tokens: IntArray, arcs: IntArray, weights: Weights) -> tuple[Heads, Scores]:
@@ -70,6 +84,10 @@ class GraphParser(BaseParser):
             dev: optional sentences with gold trees; the epoch whose averaged weights give
                 the best dev UAS is kept.
 
+        With ``warm_start`` on a fitted parser, training continues from the fitted weights
+        for ``warm_epochs`` epochs (module docstring); ``dev`` then only chooses among those
+        epochs, and is not parsed at all when there is one.
+
         Raises:
             ValueError: an unknown ``learner``, or a training or dev sentence without a tree.
         """
@@ -80,10 +98,18 @@ class GraphParser(BaseParser):
         if dev and any(not s.has_tree for s in dev):
             raise ValueError("every dev sentence needs a gold tree")
         rng = np.random.default_rng(self.random_state)
-        self.encoder_ = TokenEncoder.build(sentences, min_count=self.min_count)
+        warm = self.warm_start and hasattr(self, "weights_")
+        if warm:
+            self.encoder_ = self.encoder_.extended(sentences, min_count=self.min_count)
+            model = self._resumed_perceptron()
+            epochs, previous_epochs = self.warm_epochs, self.n_iter_
+        else:
+            self.encoder_ = TokenEncoder.build(sentences, min_count=self.min_count)
+            model = AveragedPerceptron((null_index(self.n_bits) + 1,))
+            epochs, previous_epochs = self.max_iter, 0
         tokens = [self.encoder_.encode(s) for s in sentences]
-        dev_tokens = [self.encoder_.encode(s) for s in dev] if dev else []
-        model = AveragedPerceptron((null_index(self.n_bits) + 1,))
+        score_dev = bool(dev) and not (warm and epochs == 1)
+        dev_tokens = [self.encoder_.encode(s) for s in dev] if dev and score_dev else []
 
         def step(index: int) -> None:
             self._train_step(model, tokens[index], sentences[index].heads)
@@ -91,11 +117,21 @@ class GraphParser(BaseParser):
         def dev_score(weights: Weights) -> float:
             return self._uas(dev_tokens, list(dev or []), weights)
 
-        self.n_iter_, self.weights_, self.dev_uas_ = train_online(
-            model, len(sentences), step, dev_score if dev else None,
-            max_iter=self.max_iter, patience=self.patience, rng=rng)
+        kept = train_online_kept(
+            model, len(sentences), step, dev_score if score_dev else None,
+            max_iter=epochs, patience=self.patience, rng=rng)
+        self.weights_, self.dev_uas_ = kept.averaged, kept.history
+        self.raw_weights_, self.n_steps_ = kept.raw, kept.step
+        self.n_iter_ = previous_epochs + kept.epoch
         self.labeller_ = ArcLabeller(C=self.labeller_C, random_state=self.random_state).fit(sentences)
         return self
+
+    def _resumed_perceptron(self) -> AveragedPerceptron:
+        """The averaged perceptron where the previous fit left it (see the module docstring)."""
+        raw = getattr(self, "raw_weights_", None)
+        if raw is None:
+            return AveragedPerceptron.resume(self.weights_, self.weights_, 1)
+        return AveragedPerceptron.resume(raw, self.weights_, self.n_steps_)
 
     def _train_step(self, model: AveragedPerceptron, tokens: IntArray, gold: Heads) -> None:
         arcs = arc_features(tokens, n_bits=self.n_bits)
@@ -157,6 +193,19 @@ class GraphParser(BaseParser):
         return parses
 
 
+@dataclass(frozen=True, slots=True)
+class KeptEpoch:
+    """What :func:`train_online_kept` keeps: the chosen epoch's averaged weights (float32), the
+    raw weights (float32) and step counter of the perceptron at that epoch (to resume its
+    average), the epoch's number and the dev score of every epoch."""
+
+    averaged: Weights
+    raw: Weights
+    step: int
+    epoch: int
+    history: list[float]
+
+
 def train_online(
     model: AveragedPerceptron,
     n_sentences: int,
@@ -175,7 +224,24 @@ def train_online(
         (epochs the kept weights were trained for, the kept averaged weights as float32,
         the dev score of every epoch).
     """
-    best: tuple[float, int, Weights] | None = None
+    kept = train_online_kept(
+        model, n_sentences, step, dev_score, max_iter=max_iter, patience=patience, rng=rng
+    )
+    return kept.epoch, kept.averaged, kept.history
+
+
+def train_online_kept(
+    model: AveragedPerceptron,
+    n_sentences: int,
+    step: Callable[[int], None],
+    dev_score: Callable[[Weights], float] | None,
+    *,
+    max_iter: int,
+    patience: int,
+    rng: np.random.Generator,
+) -> KeptEpoch:
+    """:func:`train_online`, also keeping the perceptron's raw state at the kept epoch."""
+    best: KeptEpoch | None = None
     history: list[float] = []
     for epoch in range(1, max_iter + 1):
         for index in rng.permutation(n_sentences).tolist():
@@ -186,13 +252,14 @@ def train_online(
         averaged = model.averaged().astype(np.float32)
         score = dev_score(averaged)
         history.append(score)
-        if best is None or score > best[0]:
-            best = (score, epoch, averaged)
-        elif epoch - best[1] >= patience:
+        if best is None or score > max(history[:-1]):
+            best = KeptEpoch(averaged, model.weights.astype(np.float32), model.step, epoch, history)
+        elif epoch - best.epoch >= patience:
             break
     if best is None:
-        best = (float("nan"), max_iter, model.averaged().astype(np.float32))
-    return best[1], best[2], history
+        best = KeptEpoch(model.averaged().astype(np.float32), model.weights.astype(np.float32),
+                         model.step, max_iter, history)
+    return best
 
 
 def online_update(

@@ -42,11 +42,12 @@ class SecondOrderParser(GraphParser):
         prune_k: candidate heads per word kept for second-order decoding (besides ROOT and
             the adjacent words).
         max_length: longer sentences are decoded first-order (see the module docstring).
-        max_iter, learner, C, patience, n_bits, min_count, labeller_C, random_state: as for
+        max_iter, warm_start, warm_epochs, learner, C, patience, n_bits, min_count, labeller_C,
+            random_state: as for
             :class:`~parsing.graph.first_order.FirstOrderParser`.
 
     Attributes:
-        encoder_, weights_, n_iter_, dev_uas_, labeller_: as for
+        encoder_, weights_, raw_weights_, n_steps_, n_iter_, dev_uas_, labeller_: as for
             :class:`~parsing.graph.first_order.FirstOrderParser` (the weights hold arc and
             sibling features). :meth:`score_arcs` gives the arc part of the scores only, and
             ``Parse.arc_scores`` is the softmax over heads of that arc part (a confidence
@@ -71,6 +72,8 @@ class SecondOrderParser(GraphParser):
         prune_k: int = 10,
         max_length: int = 150,
         max_iter: int = 10,
+        warm_start: bool = False,
+        warm_epochs: int = 1,
         learner: str = "mira",
         C: float = 0.1,
         patience: int = 2,
@@ -83,6 +86,8 @@ class SecondOrderParser(GraphParser):
         self.prune_k = prune_k
         self.max_length = max_length
         self.max_iter = max_iter
+        self.warm_start = warm_start
+        self.warm_epochs = warm_epochs
         self.learner = learner
         self.C = C
         self.patience = patience

@@ -137,6 +137,21 @@ class TokenEncoder:
             suffixes=column((f.lower()[-SUFFIX_LENGTH:] for s in sentences for f in s.forms), 1),
         )
 
+    def extended(self, sentences: Iterable[Sentence], *, min_count: int = 2) -> TokenEncoder:
+        """This encoder with the new values of ``sentences`` appended to every vocabulary
+        (the same ``min_count`` rule as :meth:`build`); known values keep their ids, so
+        weights learned with this encoder stay valid (warm starts)."""
+        sentences = list(sentences)
+        return TokenEncoder(
+            words=self.words.extended((f.lower() for s in sentences for f in s.forms), min_count=min_count),
+            lemmas=self.lemmas.extended((v for s in sentences for v in s.lemmas), min_count=min_count),
+            upos=self.upos.extended(v for s in sentences for v in s.upos),
+            xpos=self.xpos.extended(v for s in sentences for v in s.xpos),
+            feats=self.feats.extended(v for s in sentences for v in s.feats),
+            cases=self.cases.extended(_case(v) for s in sentences for v in s.feats),
+            suffixes=self.suffixes.extended(f.lower()[-SUFFIX_LENGTH:] for s in sentences for f in s.forms),
+        )
+
     def encode(self, sentence: Sentence) -> IntArray:
         """The token table: shape ``(len(FIELDS) + 1, n+1)``, rows in :data:`FIELDS` order
         and a last row of zeros."""

@@ -13,10 +13,11 @@ Conventions: index 0 is ROOT; ``heads`` has shape ``(n+1,)`` with ``heads[0] == 
 
 from __future__ import annotations
 
+import copy
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, ParamSpec, Self, TypeVar
+from typing import Any, ClassVar, ParamSpec, Self, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -28,6 +29,7 @@ from parsing.metrics import evaluate
 from parsing.neural import network, system
 from parsing.neural.search import ActionSpace, Hypothesis, Scorer, beam_search, greedy, step_inputs
 from parsing.transition.state import State
+from parsing.transition.training import widen_label_columns
 from parsing.types import Heads, Parse, Sentence
 
 _P = ParamSpec("_P")
@@ -114,7 +116,20 @@ class NeuralTransitionParser(BaseParser):
         max_epochs: passes over the oracle configurations.
         patience: with ``dev``, stop after this many epochs without a better dev LAS
             (the best epoch's weights are kept).
+        warm_start: when fitting an already fitted parser, continue training its network
+            (see "Warm start" below) instead of starting from new random weights.
+        warm_epochs: epochs of a warm fit (dev, if given, picks among them when more than one).
         random_state: seed of initialisation, shuffling and dropout.
+
+    Warm start (``warm_start=True`` on a fitted parser): ``fit`` keeps the network's weights.
+    The word, suffix, UPOS (and FEATS) vocabularies and the label list grow (known values keep
+    their ids); new words, suffixes, tags and labels get new embedding rows drawn like the
+    initial ones, new labels new LEFT/RIGHT output columns (existing columns move with their
+    weights), labels allowed on ROOT or elsewhere stay allowed. Adam resumes from its state at
+    the kept epoch (``optimizer_``, saved with the model; new rows and columns start with zero
+    moments) and runs ``warm_epochs`` epochs over all the oracle configurations; ``dev`` is
+    parsed only to choose among several warm epochs. A parser saved before warm starts existed
+    has no ``optimizer_`` and gets a new Adam.
 
     Attributes:
         words_, suffixes_, tags_: vocabularies of lower-cased forms, their last three
@@ -122,6 +137,8 @@ class NeuralTransitionParser(BaseParser):
         labels_: the (pseudo-projective) training labels; label id ``i`` is ``labels_[i-1]``.
         space_: the labelled actions and which labels may attach to ROOT.
         params_: the network's weights (:func:`parsing.neural.network.init_params`).
+        optimizer_: the :class:`~parsing.neural.network.Adam` state at the kept epoch, from
+            which a warm fit resumes.
         n_epochs_: the epoch whose weights were kept; history_: dev LAS after each epoch.
 
     Examples:
@@ -134,6 +151,9 @@ class NeuralTransitionParser(BaseParser):
     """
 
     name: ClassVar[str] = "neural"
+    warm_start: bool = False  # class defaults: parsers saved before these parameters existed
+    warm_epochs: int = 2
+    n_epochs_: int
     description: ClassVar[str] = (
         "arc-hybrid transition parser, feed-forward network (Chen & Manning 2014), beam search, k-best"
     )
@@ -155,6 +175,8 @@ class NeuralTransitionParser(BaseParser):
         batch_size: int = 256,
         max_epochs: int = 30,
         patience: int = 6,
+        warm_start: bool = False,
+        warm_epochs: int = 2,
         random_state: int | None = 0,
     ) -> None:
         self.beam_size = beam_size
@@ -171,6 +193,8 @@ class NeuralTransitionParser(BaseParser):
         self.batch_size = batch_size
         self.max_epochs = max_epochs
         self.patience = patience
+        self.warm_start = warm_start
+        self.warm_epochs = warm_epochs
         self.random_state = random_state
 
     # --- training -------------------------------------------------------------------
@@ -186,20 +210,29 @@ class NeuralTransitionParser(BaseParser):
         if not trees:
             raise ValueError("no training sentence has a single-rooted tree")
         rng = np.random.default_rng(self.random_state)
-        examples = self._examples(trees)
+        warm = self.warm_start and hasattr(self, "params_")
+        old_space = self.space_ if warm else None
+        examples = self._examples(trees, old_space)
         sizes = network.Sizes(
             len(self.words_) + 2, len(self.suffixes_) + 2, len(self.tags_) + 2, len(self.labels_) + 1,
             self.space_.n_actions, word_dim=self.word_dim, suffix_dim=self.suffix_dim, tag_dim=self.tag_dim,
             n_feats=len(self.feats_) + 2 if self.feats_ else 0, feats_dim=self.tag_dim,
             label_dim=self.label_dim, hidden=self.hidden,
         )  # fmt: skip
-        params = network.init_params(sizes, rng)
-        adam = network.Adam(params, learning_rate=self.learning_rate)
-        dev_trees = [sentence for sentence in dev or () if sentence.has_tree]
+        if old_space is not None:
+            params, adam = self._grown_model(sizes, old_space.n_labels, rng)
+            epochs, previous_epochs = self.warm_epochs, self.n_epochs_
+        else:
+            params = network.init_params(sizes, rng)
+            adam = network.Adam(params, learning_rate=self.learning_rate)
+            epochs, previous_epochs = self.max_epochs, 0
+        score_dev = not warm or epochs > 1
+        dev_trees = [sentence for sentence in dev or () if sentence.has_tree] if score_dev else []
         best: network.Params = params
+        best_adam = adam
         self.history_: list[float] = []
         self.n_epochs_ = 0
-        for epoch in range(1, self.max_epochs + 1):
+        for epoch in range(1, epochs + 1):
             order = rng.permutation(len(examples.gold))
             for start in range(0, len(order), self.batch_size):
                 inputs = examples.batch(order[start : start + self.batch_size], rng)
@@ -212,25 +245,85 @@ class NeuralTransitionParser(BaseParser):
             self.history_.append(evaluate(dev_trees, self.predict_greedy(dev_trees)).las.f1)
             if self.history_[-1] >= max(self.history_):
                 best, self.n_epochs_ = {name: value.copy() for name, value in params.items()}, epoch
+                best_adam = copy.deepcopy(adam)
             elif epoch - self.n_epochs_ >= self.patience:
                 break
-        self.params_ = best
+        self.params_, self.optimizer_ = best, best_adam
+        self.n_epochs_ += previous_epochs
         return self
 
-    def _examples(self, trees: list[tuple[Sentence, Heads, list[str]]]) -> _Examples:
-        """Learn the vocabularies and the action space; return the oracle's training examples."""
+    def _grown_model(
+        self, sizes: network.Sizes, old_n_labels: int, rng: np.random.Generator
+    ) -> tuple[network.Params, network.Adam]:
+        """The fitted weights and Adam state, grown to ``sizes`` for a warm start: new
+        embedding rows for new vocabulary entries and labels (weights drawn like
+        :func:`~parsing.neural.network.init_params`'s, moments zero), new LEFT/RIGHT output
+        columns for labels added after the ``old_n_labels`` (zero). A parser saved without
+        ``optimizer_`` gets a new Adam."""
+
+        def draw(shape: tuple[int, int], dtype: np.dtype[Any]) -> NDArray[Any]:
+            return rng.standard_normal(shape).astype(dtype)
+
+        params = self._grown(self.params_, sizes, old_n_labels, draw)
+        adam = network.Adam(params, learning_rate=self.learning_rate)
+        saved: network.Adam | None = getattr(self, "optimizer_", None)
+        if saved is not None:
+            adam.first = self._grown(saved.first, sizes, old_n_labels, np.zeros)
+            adam.second = self._grown(saved.second, sizes, old_n_labels, np.zeros)
+            adam.steps = saved.steps
+        return params, adam
+
+    def _grown(
+        self, tables: network.Params, sizes: network.Sizes, old_n_labels: int,
+        new_rows: Callable[[tuple[int, int], np.dtype[Any]], NDArray[Any]],
+    ) -> network.Params:
+        """Copies of ``tables`` (weights or Adam moments) grown to ``sizes`` (see
+        :meth:`_grown_model`); ``new_rows(shape, dtype)`` fills new embedding rows."""
+        grown = {name: value.copy() for name, value in tables.items()}
+        rows = {"word": sizes.n_words, "suffix": sizes.n_suffixes, "tag": sizes.n_tags,
+                "feats": sizes.n_feats, "label": sizes.n_labels}  # fmt: skip
+        for name, wanted in rows.items():
+            if name in grown and wanted > len(grown[name]):
+                table = grown[name]
+                extra = new_rows((wanted - len(table), table.shape[1]), table.dtype)
+                grown[name] = np.concatenate([table, extra])
+        for name in ("W2", "b2"):  # actions: SHIFT, LEFT-ARC per label, RIGHT-ARC per label
+            grown[name] = widen_label_columns(
+                grown[name], fixed=1, old_n_labels=old_n_labels, n_labels=self.space_.n_labels
+            )
+        return grown
+
+    def _examples(
+        self, trees: list[tuple[Sentence, Heads, list[str]]], warm_from: ActionSpace | None = None
+    ) -> _Examples:
+        """Learn the vocabularies and the action space; return the oracle's training examples.
+
+        With ``warm_from`` (the fitted model's action space) the fitted vocabularies and label
+        list are extended instead of rebuilt, and labels allowed before stay allowed."""
         words = [_word(form) for sentence, _, _ in trees for form in sentence.forms[1:]]
-        self.words_ = Vocabulary.build(words)
-        self.suffixes_ = Vocabulary.build(_suffix(word) for word in words)
         feats = (value for sentence, _, _ in trees for value in sentence.feats[1:])
-        self.feats_ = Vocabulary.build(feats) if self.use_feats else None
-        self.tags_ = Vocabulary.build(tag for sentence, _, _ in trees for tag in sentence.upos[1:])
-        self.labels_ = sorted({label for _, _, labels in trees for label in labels[1:]})
+        tags = (tag for sentence, _, _ in trees for tag in sentence.upos[1:])
+        labels = {label for _, _, labels in trees for label in labels[1:]}
+        if warm_from is None:
+            self.words_ = Vocabulary.build(words)
+            self.suffixes_ = Vocabulary.build(_suffix(word) for word in words)
+            self.feats_ = Vocabulary.build(feats) if self.use_feats else None
+            self.tags_ = Vocabulary.build(tags)
+            self.labels_ = sorted(labels)
+        else:
+            self.words_ = self.words_.extended(words)
+            self.suffixes_ = self.suffixes_.extended(_suffix(word) for word in words)
+            self.feats_ = self.feats_.extended(feats) if self.feats_ is not None else None
+            self.tags_ = self.tags_.extended(tags)
+            self.labels_ = [*self.labels_, *sorted(labels - set(self.labels_))]
         label_ids = {label: number for number, label in enumerate(self.labels_, start=1)}
         root_labels = np.zeros(len(self.labels_) + 1, dtype=bool)
         other_labels = np.zeros_like(root_labels)
-        for _, heads, labels in trees:
-            ids = [label_ids[label] for label in labels[1:]]
+        if warm_from is not None:
+            root_labels[: len(warm_from.root_labels)] = warm_from.root_labels
+            other_labels[: len(warm_from.other_labels)] = warm_from.other_labels
+        for _, heads, labels_ in trees:
+            ids = [label_ids[label] for label in labels_[1:]]
             root_labels[ids] |= heads[1:] == 0
             other_labels[ids] |= heads[1:] != 0
         self.space_ = ActionSpace(root_labels, other_labels)

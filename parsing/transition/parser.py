@@ -17,6 +17,15 @@ whose averaged weights parse ``dev`` best (labelled attachment) and stops after
 :data:`~parsing.transition.training.PATIENCE` epochs without improvement. The training
 loop lives in :mod:`parsing.transition.training`.
 
+Warm start (``warm_start=True`` on a fitted parser): ``fit`` continues the fitted averaged
+perceptron. The form, UPOS, lemma, FEATS and label vocabularies grow (known values keep their
+ids), buckets met along the oracle's path on the new data without a weight row get new rows
+after the existing ones, labels new to the model get LEFT/RIGHT columns (existing columns
+move, their weights with them), and the saved raw weights and step counter (``raw_weights_``,
+``n_steps_``) resume the lazy average. ``warm_epochs`` epochs follow, with error exploration
+from the first one; ``dev`` is parsed only to choose among several warm epochs. A parser
+saved before warm starts existed starts a new average from its averaged weights.
+
 Non-projectivity: arc-eager and arc-hybrid are projective, so they train on
 pseudo-projectivised trees (:mod:`parsing.transition.pseudo_projective`) and
 deprojectivise their output; arc-standard-swap is non-projective by itself.
@@ -49,6 +58,7 @@ from numpy.typing import NDArray
 
 from parsing.base import BaseParser
 from parsing.features import Vocabulary
+from parsing.learn import AveragedPerceptron
 from parsing.transition.arc_swap import ArcSwap, SwapGold
 from parsing.transition.probabilities import action_probabilities, action_probability
 from parsing.transition.pseudo_projective import deprojectivize, projectivize
@@ -62,7 +72,15 @@ from parsing.transition.templates import (
     hash_atoms,
     stack_buffer_tokens,
 )
-from parsing.transition.training import Encoded, build_rows, drop_zero_rows, train_epochs
+from parsing.transition.training import (
+    Encoded,
+    build_rows,
+    grow_rows,
+    renumber_rows,
+    train_epochs,
+    used_rows,
+    widen_label_columns,
+)
 from parsing.trees import reverse_heads
 from parsing.types import Parse, Sentence
 
@@ -85,6 +103,9 @@ class TransitionParser(BaseParser):
             epoch on (dynamic-oracle systems only; 0 follows the oracle always).
         n_bits: feature hashing buckets ``2**n_bits``.
         min_feature_count: buckets seen fewer times in the oracle configurations get no weights.
+        warm_start: when fitting an already fitted parser, continue from its weights (module
+            docstring, "Warm start") instead of starting over.
+        warm_epochs: epochs of a warm fit (dev, if given, picks among them when more than one).
         random_state: seeds the training order and the exploration.
 
     Attributes (after fit):
@@ -93,11 +114,20 @@ class TransitionParser(BaseParser):
         labels_: the label vocabulary (pseudo-projective ``r↑h`` labels included).
         vocabularies_: form, UPOS, lemma, FEATS vocabularies.
         root_label_, fallback_label_: labels used by the single-root post-processing.
-        epochs_: the epoch whose weights were kept; history_: dev LAS per epoch.
+        raw_weights_, n_steps_: the perceptron's raw weights (rows as ``weights_``) and step
+            counter at the kept epoch, from which a warm fit resumes the average.
+        epochs_: the epoch whose weights were kept (warm epochs added); history_: dev LAS per
+            epoch.
     """
 
     name: ClassVar[str] = "transition"
     description: ClassVar[str] = "greedy transition-based parser (averaged perceptron)"
+    warm_start: bool = False  # class defaults: parsers saved before these parameters existed
+    warm_epochs: int = 1
+    vocabularies_: tuple[Vocabulary, ...]
+    labels_: Vocabulary
+    n_labels_: int
+    epochs_: int
 
     def __init__(
         self,
@@ -109,6 +139,8 @@ class TransitionParser(BaseParser):
         exploration: float = 0.9,
         n_bits: int = 22,
         min_feature_count: int = 1,
+        warm_start: bool = False,
+        warm_epochs: int = 1,
         random_state: int | None = 0,
     ) -> None:
         self.system = system
@@ -118,6 +150,8 @@ class TransitionParser(BaseParser):
         self.exploration = exploration
         self.n_bits = n_bits
         self.min_feature_count = min_feature_count
+        self.warm_start = warm_start
+        self.warm_epochs = warm_epochs
         self.random_state = random_state
 
     @property
@@ -195,7 +229,11 @@ class TransitionParser(BaseParser):
     # ------------------------------------------------------------------ training
 
     def fit(self, sentences: Sequence[Sentence], dev: Sequence[Sentence] | None = None) -> Self:
-        """Train on sentences with gold trees; ``dev`` picks the epoch (see the module docstring)."""
+        """Train on sentences with gold trees; ``dev`` picks the epoch (see the module docstring).
+
+        With ``warm_start`` on a fitted parser, training continues from the fitted weights
+        for ``warm_epochs`` epochs (module docstring, "Warm start").
+        """
         if self.beam_size != 1:
             raise ValueError("beam search is not implemented: use beam_size=1")
         system = self._system()
@@ -204,12 +242,22 @@ class TransitionParser(BaseParser):
         train = [s for s in sentences if len(s) > 0 and s.has_tree]
         if not train:
             raise ValueError("no training sentence has a tree")
-        self.vocabularies_ = tuple(
-            Vocabulary.build(value for s in train for value in getattr(s, column))
-            for column in ("forms", "upos", "lemmas", "feats")
-        )
+        warm = self.warm_start and hasattr(self, "weights_")
+        columns = ("forms", "upos", "lemmas", "feats")
         trees = [self._training_tree(s) for s in train]
-        self.labels_ = Vocabulary.build(label for _, deprels in trees for label in deprels[1:])
+        new_labels = (label for _, deprels in trees for label in deprels[1:])
+        old_n_labels = self.n_labels_ if warm else 0
+        if warm:
+            self.vocabularies_ = tuple(
+                vocabulary.extended(value for s in train for value in getattr(s, column))
+                for vocabulary, column in zip(self.vocabularies_, columns, strict=True)
+            )
+            self.labels_ = self.labels_.extended(new_labels)
+        else:
+            self.vocabularies_ = tuple(
+                Vocabulary.build(value for s in train for value in getattr(s, column)) for column in columns
+            )
+            self.labels_ = Vocabulary.build(new_labels)
         self.n_labels_ = len(self.labels_) - 1
         self.class_actions_ = np.array(
             [*(int(a) for a in _FIXED_CLASSES), *[int(Action.LEFT_ARC)] * self.n_labels_,
@@ -229,10 +277,40 @@ class TransitionParser(BaseParser):
         swap_golds: list[SwapGold | None] = [
             SwapGold.build(e.heads) if not system.dynamic and e.heads is not None else None for e in encoded
         ]
-        self.rows_ = build_rows(system, encoded, swap_golds, self.n_bits, self.min_feature_count)
-        weights, self.epochs_, self.history_ = train_epochs(self, system, encoded, swap_golds, dev, rng)
-        self.rows_, self.weights_ = drop_zero_rows(self.rows_, weights)
+        wanted = build_rows(system, encoded, swap_golds, self.n_bits, self.min_feature_count)
+        if warm:
+            previous_epochs = self.epochs_
+            model = self._resumed_perceptron(wanted, old_n_labels)
+            trained = train_epochs(self, system, encoded, swap_golds, dev if self.warm_epochs > 1 else None,
+                                   rng, model=model, epochs=self.warm_epochs, warm=True)
+        else:
+            previous_epochs = 0
+            self.rows_ = wanted
+            trained = train_epochs(self, system, encoded, swap_golds, dev, rng)
+        used = used_rows(trained.averaged)
+        self.rows_ = renumber_rows(self.rows_, used)
+        self.weights_ = np.ascontiguousarray(trained.averaged[used])
+        self.raw_weights_ = np.ascontiguousarray(trained.raw[used])
+        self.n_steps_ = trained.step
+        self.epochs_, self.history_ = previous_epochs + trained.epoch, trained.history
         return self
+
+    def _resumed_perceptron(self, wanted: NDArray[np.int32], old_n_labels: int) -> AveragedPerceptron:
+        """The fitted perceptron, grown for a warm start: new rows for the buckets of
+        ``wanted`` without one (:func:`~parsing.transition.training.grow_rows`), new LEFT and
+        RIGHT columns for labels added since (``old_n_labels`` were known); sets ``rows_``.
+        A parser saved without ``raw_weights_`` starts a new average from its weights."""
+        averaged = self.weights_
+        raw = getattr(self, "raw_weights_", None)
+        step = self.n_steps_ if raw is not None else 1
+        self.rows_, added = grow_rows(self.rows_, wanted)
+
+        def grown(old: NDArray[np.float32]) -> NDArray[np.float64]:
+            wide = widen_label_columns(old.astype(np.float64), fixed=len(_FIXED_CLASSES),
+                                       old_n_labels=old_n_labels, n_labels=self.n_labels_)
+            return np.vstack([wide, np.zeros((added, wide.shape[1]))])
+
+        return AveragedPerceptron.resume(grown(averaged if raw is None else raw), grown(averaged), step)
 
     # ------------------------------------------------------------------ parsing
 

@@ -93,11 +93,74 @@ def drop_zero_rows(rows: NDArray[np.int32], weights: NDArray[np.float32]
         >>> new_rows.tolist(), new_weights.tolist()
         ([0, 1, 0, 2], [[0.0, 0.0], [1.0, 0.0], [0.0, 2.0]])
     """
-    used = np.any(weights != 0, axis=1)
+    used = used_rows(weights)
+    return renumber_rows(rows, used), np.ascontiguousarray(weights[used])
+
+
+def used_rows(weights: NDArray[np.float32]) -> NDArray[np.bool_]:
+    """Rows of ``weights`` with a non-zero entry, and row 0: shape ``(n_rows,)``."""
+    used: NDArray[np.bool_] = np.any(weights != 0, axis=1)
     used[0] = True
+    return used
+
+
+def renumber_rows(rows: NDArray[np.int32], used: NDArray[np.bool_]) -> NDArray[np.int32]:
+    """The bucket -> row map once only the ``used`` weight rows are kept (others map to 0)."""
     renumber = np.cumsum(used, dtype=np.int64) - 1
     renumber[~used] = 0
-    return renumber[rows].astype(np.int32), np.ascontiguousarray(weights[used])
+    return renumber[rows].astype(np.int32)
+
+
+def grow_rows(rows: NDArray[np.int32], wanted: NDArray[np.int32]) -> tuple[NDArray[np.int32], int]:
+    """Give a new weight row, after the existing ones, to every bucket ``wanted`` (a map of
+    :func:`build_rows`) has and ``rows`` lacks; existing buckets keep their rows.
+
+    Returns:
+        The new bucket -> row map and how many rows were added.
+
+    Examples:
+        >>> rows, added = grow_rows(np.array([0, 1, 0, 0], np.int32), np.array([1, 0, 2, 0], np.int32))
+        >>> rows.tolist(), added
+        ([2, 1, 3, 0], 2)
+    """
+    new = (wanted > 0) & (rows == 0)
+    grown = rows.copy()
+    start = int(rows.max()) + 1
+    grown[new] = np.arange(start, start + int(new.sum()), dtype=np.int32)
+    return grown, int(new.sum())
+
+
+def widen_label_columns(
+    weights: NDArray[np.floating], *, fixed: int, old_n_labels: int, n_labels: int
+) -> NDArray[np.floating]:
+    """Weights over labelled actions laid out as ``fixed`` unlabelled actions, then LEFT-ARC
+    with each label, then RIGHT-ARC with each label, widened from ``old_n_labels`` to
+    ``n_labels`` labels (new labels numbered last): each old column moves with its weights, new
+    columns are zero. The last axis is the action's.
+
+    Examples:
+        >>> weights = np.array([[1.0, 2.0, 3.0, 4.0, 5.0]])  # SHIFT, L a, L b, R a, R b
+        >>> widen_label_columns(weights, fixed=1, old_n_labels=2, n_labels=3).tolist()
+        [[1.0, 2.0, 3.0, 0.0, 4.0, 5.0, 0.0]]
+    """
+    old = np.arange(weights.shape[-1])
+    moved = np.where(old >= fixed + old_n_labels, old + n_labels - old_n_labels, old)
+    widened = np.zeros((*weights.shape[:-1], fixed + 2 * n_labels), dtype=weights.dtype)
+    widened[..., moved] = weights
+    return widened
+
+
+@dataclass(frozen=True, slots=True)
+class Trained:
+    """What :func:`train_epochs` keeps: the chosen epoch's averaged weights, the perceptron's
+    raw weights and step counter at that epoch (float32 like the average; a warm start resumes
+    from them), the epoch's number (1-based) and the dev LAS after each epoch."""
+
+    averaged: NDArray[np.float32]
+    raw: NDArray[np.float32]
+    step: int
+    epoch: int
+    history: list[float]
 
 
 def train_epochs(
@@ -107,18 +170,29 @@ def train_epochs(
     swap_golds: Sequence[SwapGold | None],
     dev: Sequence[Sentence] | None,
     rng: np.random.Generator,
-) -> tuple[NDArray[np.float32], int, list[float]]:
-    """The kept averaged weights, their epoch and the dev LAS per epoch.
+    *,
+    model: AveragedPerceptron | None = None,
+    epochs: int | None = None,
+    warm: bool = False,
+) -> Trained:
+    """The kept averaged weights (and raw state), their epoch and the dev LAS per epoch.
 
     ``parser`` must have its vocabularies, classes and ``rows_``; with ``dev`` its
     ``weights_`` are set to each epoch's averaged weights to score ``dev``.
+
+    Args:
+        model: the perceptron to continue (a new one of zeros when ``None``).
+        epochs: passes over the data (``parser.epochs`` when ``None``).
+        warm: the model is already trained, so error exploration starts at the first epoch.
     """
-    model = AveragedPerceptron((int(parser.rows_.max()) + 1, len(parser.class_actions_)))
-    best_score, best_epoch = -1.0, 0
-    best_weights: NDArray[np.float32] = np.zeros((1, 1), dtype=np.float32)
+    if model is None:
+        model = AveragedPerceptron((int(parser.rows_.max()) + 1, len(parser.class_actions_)))
+    epochs = parser.epochs if epochs is None else epochs
+    best: Trained | None = None
+    best_score = -1.0
     history: list[float] = []
-    for epoch in range(parser.epochs):
-        explore = parser.exploration if (system.dynamic and epoch > 0) else 0.0
+    for epoch in range(epochs):
+        explore = parser.exploration if (system.dynamic and (epoch > 0 or warm)) else 0.0
         for index in rng.permutation(len(encoded)):
             _train_sentence(parser, system, model, encoded[index], swap_golds[index], explore, rng)
         if dev is None:
@@ -127,12 +201,14 @@ def train_epochs(
         score = labelled_accuracy(parser, dev)
         history.append(score)
         if score > best_score:
-            best_score, best_epoch, best_weights = score, epoch + 1, parser.weights_
-        elif epoch + 1 - best_epoch >= PATIENCE:
+            best_score = score
+            best = Trained(parser.weights_, model.weights.astype(np.float32), model.step, epoch + 1, history)
+        elif best is not None and epoch + 1 - best.epoch >= PATIENCE:
             break
-    if dev is None:
-        best_epoch, best_weights = parser.epochs, model.averaged().astype(np.float32)
-    return best_weights.astype(np.float32), best_epoch, history
+    if dev is None or best is None:
+        best = Trained(model.averaged().astype(np.float32), model.weights.astype(np.float32),
+                       model.step, epochs, history)
+    return best
 
 
 def _train_sentence(
