@@ -205,3 +205,20 @@ def _labels(parser: BaseParser) -> set[str]:
         return set(parser.labeller_.classes_.tolist())
     labels = parser.labels_
     return set(labels.index) if hasattr(labels, "index") and isinstance(labels.index, dict) else set(labels)
+
+
+def test_train_models_continues_the_members_of_an_earlier_model_directory(
+        wolof: dict[str, list[Sentence]], tmp_path: Path) -> None:
+    from parsing.pipeline import load_models, read_manifest, train_models
+
+    names = ["graph1", "eager"]
+    params = {name: SMALL[name] for name in names}
+    first, second, other = tmp_path / "1", tmp_path / "2", tmp_path / "3"
+    train_models(wolof["base"], wolof["dev"], first, names=names, params=params, ensemble="vote-uniform")
+    train_models(wolof["more"], wolof["dev"], second, names=names, params=params, ensemble="vote-uniform",
+                 warm_from=first)
+    manifest = read_manifest(second)
+    assert manifest["warm_members"] == names and manifest["warm_from"] == str(first)
+    assert all(parser.get_params()["warm_start"] for parser in load_models(second).parsers.values())
+    with pytest.raises(FileNotFoundError):
+        train_models(wolof["more"], None, other, names=names, params=params, warm_from=tmp_path / "none")
