@@ -81,6 +81,27 @@ def _setting(text: str, default_select: str) -> tuple[str, str]:
     return source, select
 
 
+PARTIAL = "+partial-"
+"""A strategy written ``STRATEGY+partial-THRESHOLD`` runs ``--strategy STRATEGY --partial THRESHOLD``
+(the oracle annotates only words whose head vote share is below THRESHOLD)."""
+
+
+def strategy_parts(label: str) -> tuple[str, str | None]:
+    """``"expected-errors+partial-0.8"`` -> ``("expected-errors", "0.8")``; no partial -> None.
+
+    Examples:
+        >>> strategy_parts("random"), strategy_parts("entropy+partial-0.8")
+        (('random', None), ('entropy', '0.8'))
+    """
+    strategy, _, threshold = label.partition(PARTIAL)
+    return strategy, threshold or None
+
+
+def _strategy_order(label: str) -> tuple[int, str]:
+    strategy, threshold = strategy_parts(label)
+    return (STRATEGIES.index(strategy) if strategy in STRATEGIES else len(STRATEGIES), threshold or "")
+
+
 def _label(source: str, select: str) -> str:
     return "none" if source == "none" else f"{source}:{select}"
 
@@ -90,11 +111,12 @@ def _job(args: argparse.Namespace, treebank: str, strategy: str, setting: tuple[
     """The result path and the command of one simulation."""
     train, dev = _files(args.ud / treebank)
     source, select = setting
+    base, threshold = strategy_parts(strategy)
     name = f"{treebank}-n{args.seed_trees}-{strategy}-{_label(source, select).replace(':', '-')}-s{seed}"
     out = args.out_dir / f"{name}.json"
     command = [sys.executable, "-m", "parsing", "simulate", "--train", str(train), "--dev", str(dev),
                "--seed-trees", str(args.seed_trees), "--per-round", str(args.per_round),
-               "--rounds", str(args.rounds), "--strategy", strategy, "--self-training", source,
+               "--rounds", str(args.rounds), "--strategy", base, "--self-training", source,
                "--select", select, "--parsers", args.parsers, "--seed", str(seed), "--out", str(out),
                "--plot", str(out.with_suffix(".svg"))]
     for item in args.member_params:
@@ -103,6 +125,8 @@ def _job(args: argparse.Namespace, treebank: str, strategy: str, setting: tuple[
         command.append("--warm")
     if args.diversity:
         command.append("--diversity")
+    if threshold:
+        command += ["--partial", threshold]
     return out, command
 
 
@@ -112,7 +136,7 @@ def run(args: argparse.Namespace) -> None:
     grid = [(tb, strategy, setting, seed)
             for tb in args.treebanks.split(",") for strategy in args.strategies.split(",")
             for setting in settings for seed in (int(s) for s in args.seeds.split(","))]
-    unknown = sorted({strategy for _, strategy, _, _ in grid} - set(STRATEGIES))
+    unknown = sorted({strategy_parts(strategy)[0] for _, strategy, _, _ in grid} - set(STRATEGIES))
     if unknown:
         raise SystemExit(f"unknown strategies {', '.join(unknown)}; known: {', '.join(STRATEGIES)}")
     args.out_dir.mkdir(parents=True, exist_ok=True)
@@ -195,7 +219,7 @@ def token_share_table(rows: Sequence[Row]) -> str:
     for row in rows:
         if row["self_training"] == "none":
             runs[_key(row)][row["strategy"]][row["seed"]] = row
-    strategies = [s for s in STRATEGIES if any(s in by for by in runs.values())]
+    strategies = sorted({s for by in runs.values() for s in by}, key=_strategy_order)
     lines = ["| treebank | seed trees | " + " | ".join(strategies) + " |",
              "|---|---|" + "---|" * len(strategies)]
     per_strategy: dict[str, list[float]] = defaultdict(list)
@@ -285,7 +309,7 @@ def draw_curves(rows: Sequence[Row], folder: Path) -> list[Path]:
     written = []
     for key, groups in sorted(by_setting.items()):
         path = folder / f"curves-{key[0]}-n{key[1]}-{key[5].replace(':', '-')}.svg"
-        series = {s: _mean_curve(groups[s]) for s in STRATEGIES if s in groups}
+        series = {s: _mean_curve(groups[s]) for s in sorted(groups, key=_strategy_order)}
         path.write_text(line_chart_svg(series, title=f"{key[0]}: ensemble dev LAS ({key[5]})",
                                        x_label="annotated tokens", y_label="dev LAS (%)",
                                        highlight="random"), encoding="utf-8")
