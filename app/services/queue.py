@@ -2,11 +2,15 @@
 
 Orders (:data:`ORDERS`, explained to users by :data:`ORDER_HELP`) are the selection
 strategies of :mod:`parsing.semi.selection`, measured by ``bench/simulate.py``, plus document
-order; the default is :data:`DEFAULT_ORDER`. Filters: review ``status`` (default ``open``: not
-yet reviewed, so reviewed sentences leave the to-do view; ``any`` lists all), a ``upos`` that
-occurs, a ``relation`` in the current tree (newest correction, else ensemble), and
-``disputed``: a relation on which the members disagree (some word where members differ in head
-or label and one of them, or the ensemble, chose that relation).
+order; the default is :data:`DEFAULT_ORDER`. ``diverse`` moves near-duplicates of a sentence
+ranked above them (the same words, :func:`parsing.semi.selection.diverse_batch`) behind the
+others among the first :data:`DIVERSE_WINDOW`, so a batch taken from the top has no repeats.
+
+Filters: review ``status`` (default ``open``: not yet reviewed, so reviewed sentences leave the
+to-do view; ``any`` lists all), a ``upos`` that occurs, a ``relation`` in the current tree
+(newest correction, else ensemble), and ``disputed``: a relation on which the members disagree
+(some word where members differ in head or label and one of them, or the ensemble, chose that
+relation).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from sqlalchemy import func, select
 from app.models import Document, Sentence, SentenceState, Token, Treebank, TreeVersion
 from app.services import DbSession
 from app.services.trees import latest_versions
+from parsing.semi.selection import diverse_batch
 
 ORDER_HELP: dict[str, str] = {
     "expected-errors": "most expected wrong heads first: the sum over the words of 1 − the vote share of "
@@ -33,6 +38,8 @@ ORDER_HELP: dict[str, str] = {
 ORDERS = tuple(ORDER_HELP)
 DEFAULT_ORDER = "expected-errors"
 """The order the queue opens in (chosen by ``bench/simulate.py``; see the README)."""
+DIVERSE_WINDOW = 500
+"""How many of the top-ranked sentences ``diverse`` reorders (quadratic in this number)."""
 STATUSES = ("open", "any", "todo", "in_progress", "reviewed")
 """Status filter values: ``open`` = to do or in progress (the default), ``any`` = all."""
 
@@ -47,6 +54,7 @@ class QueueFilter:
     relation: str | None = None
     disputed: str | None = None
     split: str = "pool"
+    diverse: bool = False
 
     @classmethod
     def from_args(cls, args: Any) -> QueueFilter:
@@ -56,12 +64,13 @@ class QueueFilter:
         return cls(order=order if order in ORDERS else DEFAULT_ORDER,
                    status=status if status in STATUSES else "open", upos=args.get("upos") or None,
                    relation=args.get("relation") or None, disputed=args.get("disputed") or None,
-                   split=args.get("split") or "pool")
+                   split=args.get("split") or "pool", diverse=args.get("diverse") in ("1", "on", "true"))
 
     def to_args(self) -> dict[str, str]:
         """The non-default settings as URL arguments."""
         values = {"order": self.order, "status": self.status, "upos": self.upos,
-                  "relation": self.relation, "disputed": self.disputed, "split": self.split}
+                  "relation": self.relation, "disputed": self.disputed, "split": self.split,
+                  "diverse": "1" if self.diverse else None}
         defaults = QueueFilter()
         return {k: str(v) for k, v in values.items() if v and v != getattr(defaults, k)}
 
@@ -112,6 +121,8 @@ def build_queue(session: DbSession, treebank: Treebank, spec: QueueFilter) -> Qu
         rows = [row for row in rows if row.id in keep]
         disputed_counts = keep
     rows.sort(key=_order_key(spec.order))
+    if spec.diverse:
+        rows = _diversified(rows)
     items = [{"id": row.id, "sent_id": row.sent_id, "text": row.text or "", "n_words": row.n_words,
               "status": row.status or "todo", "disagreement": row.disagreement,
               "expected_errors": _expected_errors(row), "entropy": row.entropy,
@@ -125,6 +136,14 @@ def _counts(rows: list[Any]) -> dict[str, int]:
         counts[row.status or "todo"] += 1
         counts["preannotated"] += row.disagreement is not None
     return counts
+
+
+def _diversified(rows: list[Any]) -> list[Any]:
+    """``rows`` with near-duplicates among the first :data:`DIVERSE_WINDOW` moved behind the others."""
+    top = rows[:DIVERSE_WINDOW]
+    words = [frozenset((row.text or "").lower().split()) for row in top]
+    order = diverse_batch(range(len(top)), words, len(top))
+    return [top[i] for i in order] + rows[DIVERSE_WINDOW:]
 
 
 def _expected_errors(row: Any) -> float | None:

@@ -30,7 +30,7 @@ from numpy.typing import ArrayLike, NDArray
 from parsing.ensemble.confidence import corpus_confidence
 from parsing.types import Parse, Sentence
 
-__all__ = ["STRATEGIES", "jaccard", "rank_sentences", "select_batch", "sentence_priorities"]
+__all__ = ["STRATEGIES", "diverse_batch", "jaccard", "rank_sentences", "select_batch", "sentence_priorities"]
 
 STRATEGIES: tuple[str, ...] = ("random", "longest", "disagreement", "expected-errors", "entropy")
 """The selection strategies by name (the ``--strategy`` choices of ``simulate``)."""
@@ -179,19 +179,43 @@ def select_batch(
         >>> select_batch([0, 1, 2], s, 2), select_batch([0, 1, 2], s, 2, diversity=True)
         ([0, 1], [0, 2])
     """
+    if not diversity:
+        _check_batch(k, max_similarity)
+        return list(ranked[:k])
+    return diverse_batch(ranked, [_token_set(sentence) for sentence in sentences], k,
+                         max_similarity=max_similarity)
+
+
+def _check_batch(k: int, max_similarity: float) -> None:
     if k < 0:
         raise ValueError(f"batch size must be >= 0, got {k}")
     if not 0.0 <= max_similarity <= 1.0:
         raise ValueError(f"max_similarity must lie in [0, 1], got {max_similarity}")
-    if not diversity:
-        return list(ranked[:k])
+
+
+def diverse_batch(ranked: Sequence[int], token_sets: Sequence[frozenset[str]], k: int, *,
+                  max_similarity: float = 0.7) -> list[int]:
+    """The first ``k`` of ``ranked`` that are not near-duplicates (Jaccard similarity of their
+    token sets ``> max_similarity``) of one chosen before them; skipped ones fill the batch last,
+    in rank order, only when ``ranked`` runs out.
+
+    ``token_sets[i]`` is sentence ``i``'s set of lowercased words (the app builds it from a
+    sentence's text). With ``k = len(ranked)`` this reorders a whole queue: near-duplicates move
+    behind every other sentence.
+
+    Examples:
+        >>> sets = [frozenset({"the", "cat"}), frozenset({"the", "cat"}), frozenset({"a", "dog"})]
+        >>> diverse_batch([0, 1, 2], sets, 3)
+        [0, 2, 1]
+    """
+    _check_batch(k, max_similarity)
     chosen: list[int] = []
     chosen_sets: list[frozenset[str]] = []
     skipped: list[int] = []
     for index in ranked:
         if len(chosen) == k:
             break
-        tokens = _token_set(sentences[index])
+        tokens = token_sets[index]
         if any(jaccard(tokens, other) > max_similarity for other in chosen_sets):
             skipped.append(index)
             continue

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
@@ -221,3 +223,23 @@ def test_queue_page_explains_its_order(api: tuple[FlaskClient, dict[str, int]]) 
     assert "Reviewed sentences are not listed" in page
     page = client.get(f"/workspace/treebanks/{treebank_id}?order=entropy&status=any").get_data(as_text=True)
     assert "Entropy:</strong> most spread votes first" in page and "Reviewed sentences are not" not in page
+
+
+def test_diverse_queue_moves_near_duplicates_down(session: Session, user: User) -> None:
+    ids = seed(session, user)
+    treebank = session.get(Document, session.scalar(select(Document.id))).treebank  # type: ignore[union-attr]
+    texts = {"a": "the dog runs fast", "b": "The dog runs fast", "c": "a cat sleeps here"}
+    for key, text in texts.items():
+        session.get(Sentence, ids[key]).text = text  # type: ignore[union-attr]
+    states = {key: session.get(SentenceState, ids[key]) for key in ids}
+    for key, mean in (("a", 0.9), ("b", 0.8), ("c", 0.1)):
+        states[key].disagreement = mean  # type: ignore[union-attr]
+    session.flush()
+    by_id = {v: k for k, v in ids.items()}
+
+    def order(**spec: Any) -> list[str]:
+        return [by_id[item["id"]] for item in build_queue(session, treebank, QueueFilter(**spec)).items]
+
+    assert order(order="disagreement") == ["a", "b", "c"]
+    assert order(order="disagreement", diverse=True) == ["a", "c", "b"]  # b repeats a: it goes last
+    assert QueueFilter.from_args({"diverse": "1"}).to_args() == {"diverse": "1"}
