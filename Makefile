@@ -54,7 +54,8 @@ chromium:
 
 lint: $(VENV)/.test-deps
 	$(BIN)/ruff check app tests/app tests/browser bench/import_speed.py bench/page_speed.py bench/editor_speed.py
-	$(BIN)/mypy app tests/app
+	$(BIN)/mypy app
+	$(BIN)/mypy --explicit-package-bases tests/app
 	$(BIN)/mypy --explicit-package-bases tests/browser
 
 ## bench: import and page speed (set TEST_DATABASE_URL to include PostgreSQL)

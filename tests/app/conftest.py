@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from flask import Flask
@@ -20,6 +21,7 @@ from werkzeug.security import generate_password_hash
 from app import create_app, normalise_database_url
 from app.extensions import db
 from app.models import Base, Document, Sentence, Token, Treebank, TreeVersion, User
+from app.services.preannotate import FAST_ENSEMBLE_PARAMS, FAST_MEMBER_PARAMS
 
 PASSWORD = "correct horse battery"
 
@@ -135,3 +137,13 @@ def row_counts(app: Flask) -> Callable[[], dict[str, int]]:
                 for model in (Treebank, Document, Sentence, Token, TreeVersion)
             }
     return _row_counts
+
+
+@pytest.fixture
+def fast(app: Flask, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """Cheap members, models in a temporary folder, jobs run inline."""
+    monkeypatch.setitem(app.config, "MEMBER_PARAMS", FAST_MEMBER_PARAMS)
+    monkeypatch.setitem(app.config, "ENSEMBLE_PARAMS", FAST_ENSEMBLE_PARAMS)
+    monkeypatch.setitem(app.config, "MODELS_DIR", str(tmp_path / "models"))
+    monkeypatch.setitem(app.config, "JOB_RUNNER", "inline")
+    return tmp_path / "models"

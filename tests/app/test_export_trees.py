@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 from sqlalchemy import select
@@ -18,7 +17,6 @@ from app.services.demo import setup_demo
 from app.services.exports import export_treebank
 from app.services.imports import import_conllu, import_text
 from app.services.parsing_adapter import load_sentences
-from app.services.preannotate import FAST_ENSEMBLE_PARAMS, FAST_MEMBER_PARAMS
 from app.services.trees import add_version
 from app.services.workspace import editor_data
 from parsing.conllu_io import UPOS, parse_conllu
@@ -114,16 +112,6 @@ def test_web_export_sends_the_omitted_count(app: Flask, logged_in: FlaskClient) 
     assert "-reviewed.conllu" in reviewed.headers["Content-Disposition"]
     page = logged_in.get(f"/treebanks/{treebank_id}/sentences").get_data(as_text=True)
     assert 'name="reviewed_only"' in page
-
-
-@pytest.fixture
-def fast(app: Flask, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    """Cheap members, models in a temporary folder, jobs run inline."""
-    monkeypatch.setitem(app.config, "MEMBER_PARAMS", FAST_MEMBER_PARAMS)
-    monkeypatch.setitem(app.config, "ENSEMBLE_PARAMS", FAST_ENSEMBLE_PARAMS)
-    monkeypatch.setitem(app.config, "MODELS_DIR", str(tmp_path / "models"))
-    monkeypatch.setitem(app.config, "JOB_RUNNER", "inline")
-    return tmp_path / "models"
 
 
 def _demo_with_raw_text(session: Session, user: User) -> int:

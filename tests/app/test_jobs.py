@@ -14,19 +14,8 @@ from sqlalchemy.orm import Session
 from app.jobs import create_job, run_job
 from app.models import Document, Job, Sentence, SentenceState, TrainingRound, TreeVersion, User
 from app.services.demo import setup_demo
-from app.services.preannotate import FAST_ENSEMBLE_PARAMS, FAST_MEMBER_PARAMS
 from parsing.ensemble.registry import DEFAULT_METHOD
 from parsing.pipeline import load_models
-
-
-@pytest.fixture
-def fast(app: Flask, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    """Cheap members, models in a temporary folder, jobs run inline."""
-    monkeypatch.setitem(app.config, "MEMBER_PARAMS", FAST_MEMBER_PARAMS)
-    monkeypatch.setitem(app.config, "ENSEMBLE_PARAMS", FAST_ENSEMBLE_PARAMS)
-    monkeypatch.setitem(app.config, "MODELS_DIR", str(tmp_path / "models"))
-    monkeypatch.setitem(app.config, "JOB_RUNNER", "inline")
-    return tmp_path / "models"
 
 
 def import_tiny(session: Session, user: User) -> None:

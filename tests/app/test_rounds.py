@@ -18,12 +18,9 @@ from sqlalchemy.orm import Session
 
 from app.jobs import create_job, run_job
 from app.models import Document, Job, Sentence, TrainingRound, Treebank, TreeVersion, User
-from app.services.demo import demo_file, setup_demo
-from app.services.imports import import_conllu
+from app.services.demo import setup_demo
 from app.services.parsing_adapter import load_sentences
 from app.services.preannotate import (
-    FAST_ENSEMBLE_PARAMS,
-    FAST_MEMBER_PARAMS,
     HELD_OUT_EVERY,
     MIN_HELD_OUT,
     MIN_TREES_TO_HOLD_OUT,
@@ -33,30 +30,9 @@ from app.services.preannotate import (
 from app.services.rounds import CHANGED_IDS_CAP, csv_header, finish_round, round_rows, rounds_csv
 from app.services.trees import add_version, latest_versions
 from app.services.workspace import set_state
-from parsing.conllu_io import decode_utf8, format_conllu, parse_conllu
 from parsing.metrics import evaluate
 from parsing.pipeline import load_models, read_manifest
-
-
-@pytest.fixture
-def fast(app: Flask, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    """Cheap members, models in a temporary folder, jobs run inline."""
-    monkeypatch.setitem(app.config, "MEMBER_PARAMS", FAST_MEMBER_PARAMS)
-    monkeypatch.setitem(app.config, "ENSEMBLE_PARAMS", FAST_ENSEMBLE_PARAMS)
-    monkeypatch.setitem(app.config, "MODELS_DIR", str(tmp_path / "models"))
-    monkeypatch.setitem(app.config, "JOB_RUNNER", "inline")
-    return tmp_path / "models"
-
-
-def import_without_dev(session: Session, user: User, *, train: int = 40, pool: int = 10) -> Treebank:
-    """The demo file's first sentences as a treebank with a train split and a pool, no dev."""
-    source = demo_file()
-    sentences = parse_conllu(decode_utf8(source.read_bytes(), source=source.name), source=source.name)
-    import_conllu(session, data=format_conllu(sentences[:train]).encode(), filename="train.conllu",
-                  treebank_name="no dev", split="train", user=user)
-    result = import_conllu(session, data=format_conllu(sentences[train:train + pool]).encode(),
-                           filename="pool.conllu", treebank_name="no dev", split="pool", user=user)
-    return result.treebank
+from tests.app.helpers import import_without_dev
 
 
 def ids_of(session: Session, treebank: Treebank, split: str) -> list[int]:

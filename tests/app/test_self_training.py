@@ -17,7 +17,7 @@ from app.services.preannotate import pool_targets
 from app.services.self_training import SettingsError, automatic_training_trees, parse_settings
 from app.services.trees import latest_versions
 from parsing.pipeline import read_manifest
-from tests.app.test_rounds import fast, ids_of, import_without_dev  # noqa: F401  (fixture)
+from tests.app.helpers import import_without_dev
 
 MEMBERS = ["graph1", "eager"]
 
@@ -37,13 +37,13 @@ def _round(app: Flask, session: Session, user: User, treebank: Treebank,
 
 @pytest.mark.parametrize("source", ["ensemble", "own"])
 def test_second_round_trains_on_automatic_trees_beside_every_human_tree(
-        app: Flask, session: Session, user: User, fast: Path, source: str) -> None:  # noqa: F811
+        app: Flask, session: Session, user: User, fast: Path, source: str) -> None:
     treebank = import_without_dev(session, user, train=40, pool=12)
     first = _round(app, session, user, treebank, None)
     assert first.automatic_sentences == 0 and first.self_training is None
     states = [session.get(SentenceState, sid) for sid in pool_targets(session, treebank)]
     assert all(state is not None and state.entropy is not None and state.entropy >= 0 for state in states)
-    assert any(state.entropy > 0 for state in states if state)  # the queue's "entropy" order has data
+    assert any((state.entropy or 0) > 0 for state in states if state)  # the "entropy" order has data
     settings = {"source": source, "select": "random", "sentences": 5}
     second = _round(app, session, user, treebank, settings)
     assert second.self_training == settings and second.automatic_sentences == 5
@@ -54,7 +54,7 @@ def test_second_round_trains_on_automatic_trees_beside_every_human_tree(
 
 
 def test_automatic_trees_carry_the_stored_ensemble_or_member_trees(
-        app: Flask, session: Session, user: User, fast: Path) -> None:  # noqa: F811
+        app: Flask, session: Session, user: User, fast: Path) -> None:
     treebank = import_without_dev(session, user, train=40, pool=12)
     _round(app, session, user, treebank, None)
     pool = pool_targets(session, treebank)
@@ -80,7 +80,7 @@ def words(session: Session, sentence_id: int) -> list[Token]:
 
 
 def test_without_stored_parses_there_is_nothing_to_add(app: Flask, session: Session, user: User,
-                                                       fast: Path) -> None:  # noqa: F811
+                                                       fast: Path) -> None:
     treebank = import_without_dev(session, user, train=40, pool=12)
     trees = automatic_training_trees(session, treebank, pool_targets(session, treebank), MEMBERS,
                                      {"source": "ensemble", "select": "confidence", "sentences": None},
@@ -117,7 +117,7 @@ def test_preannotate_endpoint_refuses_bad_settings_with_422(logged_in: FlaskClie
 
 
 def test_cli_round_with_self_training(app: Flask, runner: FlaskCliRunner, session: Session, user: User,
-                                      fast: Path) -> None:  # noqa: F811
+                                      fast: Path) -> None:
     treebank = import_without_dev(session, user, train=40, pool=12)
     session.commit()
     first = runner.invoke(args=["treebank", "preannotate", treebank.name, "--parsers", "graph1,eager",

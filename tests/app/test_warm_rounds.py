@@ -12,11 +12,11 @@ from sqlalchemy.orm import Session
 from app.models import TrainingRound, User
 from app.services.rounds import round_rows, rounds_csv
 from parsing.pipeline import read_manifest
-from tests.app.test_rounds import fast, import_without_dev  # noqa: F401  (fixture)
+from tests.app.helpers import import_without_dev
 
 
 def test_warm_round_continues_from_the_previous_rounds_weights(
-        app: Flask, runner: FlaskCliRunner, session: Session, user: User, fast: Path) -> None:  # noqa: F811
+        app: Flask, runner: FlaskCliRunner, session: Session, user: User, fast: Path) -> None:
     treebank = import_without_dev(session, user, train=40, pool=12)
     session.commit()
     members = ["graph1", "eager", "neural"]
@@ -38,7 +38,7 @@ def test_warm_round_continues_from_the_previous_rounds_weights(
 
 
 def test_warm_round_without_an_earlier_round_trains_cold(
-        app: Flask, runner: FlaskCliRunner, session: Session, user: User, fast: Path) -> None:  # noqa: F811
+        app: Flask, runner: FlaskCliRunner, session: Session, user: User, fast: Path) -> None:
     treebank = import_without_dev(session, user, train=40, pool=4)
     session.commit()
     result = runner.invoke(args=["treebank", "preannotate", treebank.name, "--parsers", "graph1,eager",

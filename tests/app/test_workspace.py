@@ -197,7 +197,7 @@ def test_queue_strategies_rank_as_defined_and_reviewed_sentences_leave_the_defau
         states[key].disagreement, states[key].entropy = mean, entropy  # type: ignore[union-attr]
     session.flush()
 
-    def order(**spec: str) -> list[str]:
+    def order(**spec: Any) -> list[str]:
         by_id = {v: k for k, v in ids.items()}
         return [by_id[item["id"]] for item in build_queue(session, treebank, QueueFilter(**spec)).items]
 
