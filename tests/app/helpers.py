@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from flask import Flask
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.models import Treebank, User
+from app.jobs import create_job, run_job
+from app.models import Job, TrainingRound, Treebank, User
 from app.services.demo import demo_file
 from app.services.imports import import_conllu
 from parsing.conllu_io import decode_utf8, format_conllu, parse_conllu
@@ -19,3 +24,17 @@ def import_without_dev(session: Session, user: User, *, train: int = 40, pool: i
     result = import_conllu(session, data=format_conllu(sentences[train:train + pool]).encode(),
                            filename="pool.conllu", treebank_name="no dev", split="pool", user=user)
     return result.treebank
+
+
+def run_round(app: Flask, session: Session, user: User, treebank: Treebank, parsers: list[str],
+              **params: Any) -> TrainingRound:
+    """Run a pre-annotation round inline (gold tags, ``params`` added to the job's) and return it."""
+    job = create_job(session, kind="preannotate", user=user, treebank_id=treebank.id,
+                     params={"parsers": parsers, "tags": "gold", **params})
+    session.commit()
+    run_job(app, job.id)
+    session.expire_all()
+    done = session.get(Job, job.id)
+    assert done is not None and done.state == "done", done.error if done else None
+    return session.scalars(select(TrainingRound).where(TrainingRound.treebank_id == treebank.id)
+                           .order_by(TrainingRound.number.desc()).limit(1)).one()

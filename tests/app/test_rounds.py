@@ -16,8 +16,7 @@ from flask.testing import FlaskClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.jobs import create_job, run_job
-from app.models import Document, Job, Sentence, TrainingRound, Treebank, TreeVersion, User
+from app.models import Document, Sentence, TrainingRound, Treebank, TreeVersion, User
 from app.services.demo import setup_demo
 from app.services.parsing_adapter import load_sentences
 from app.services.preannotate import (
@@ -32,7 +31,7 @@ from app.services.trees import add_version, latest_versions
 from app.services.workspace import set_state
 from parsing.metrics import evaluate
 from parsing.pipeline import load_models, read_manifest
-from tests.app.helpers import import_without_dev
+from tests.app.helpers import import_without_dev, run_round
 
 
 def ids_of(session: Session, treebank: Treebank, split: str) -> list[int]:
@@ -48,20 +47,6 @@ def review(session: Session, sentence_id: int, user: User) -> None:
     add_version(session, sentence_id=sentence_id, source="annotation", heads=[*range(2, n + 1), 0],
                 deprels=["dep"] * (n - 1) + ["root"], user=user)
     set_state(session, sentence, user=user, status="reviewed")
-
-
-def run_round(
-    app: Flask, session: Session, user: User, treebank: Treebank, parsers: list[str]
-) -> TrainingRound:
-    job = create_job(session, kind="preannotate", user=user, treebank_id=treebank.id,
-                     params={"parsers": parsers, "tags": "gold"})
-    session.commit()
-    run_job(app, job.id)
-    session.expire_all()
-    done = session.get(Job, job.id)
-    assert done is not None and done.state == "done", done.error if done else None
-    return session.scalars(select(TrainingRound).where(TrainingRound.treebank_id == treebank.id)
-                           .order_by(TrainingRound.number.desc()).limit(1)).one()
 
 
 # -- the held-out slice ---------------------------------------------------------------------------

@@ -11,41 +11,27 @@ from flask.testing import FlaskClient, FlaskCliRunner
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.jobs import create_job, run_job
-from app.models import Job, SentenceState, Token, TrainingRound, Treebank, User
+from app.models import Job, SentenceState, Token, TrainingRound, User
 from app.services.preannotate import pool_targets
 from app.services.self_training import SettingsError, automatic_training_trees, parse_settings
 from app.services.trees import latest_versions
 from parsing.pipeline import read_manifest
-from tests.app.helpers import import_without_dev
+from tests.app.helpers import import_without_dev, run_round
 
 MEMBERS = ["graph1", "eager"]
-
-
-def _round(app: Flask, session: Session, user: User, treebank: Treebank,
-           self_training: dict[str, Any] | None) -> TrainingRound:
-    job = create_job(session, kind="preannotate", user=user, treebank_id=treebank.id,
-                     params={"parsers": MEMBERS, "tags": "gold", "self_training": self_training})
-    session.commit()
-    run_job(app, job.id)
-    session.expire_all()
-    done = session.get(Job, job.id)
-    assert done is not None and done.state == "done", done.error if done else None
-    return session.scalars(select(TrainingRound).where(TrainingRound.treebank_id == treebank.id)
-                           .order_by(TrainingRound.number.desc()).limit(1)).one()
 
 
 @pytest.mark.parametrize("source", ["ensemble", "own"])
 def test_second_round_trains_on_automatic_trees_beside_every_human_tree(
         app: Flask, session: Session, user: User, fast: Path, source: str) -> None:
     treebank = import_without_dev(session, user, train=40, pool=12)
-    first = _round(app, session, user, treebank, None)
+    first = run_round(app, session, user, treebank, MEMBERS)
     assert first.automatic_sentences == 0 and first.self_training is None
     states = [session.get(SentenceState, sid) for sid in pool_targets(session, treebank)]
     assert all(state is not None and state.entropy is not None and state.entropy >= 0 for state in states)
     assert any((state.entropy or 0) > 0 for state in states if state)  # the "entropy" order has data
     settings = {"source": source, "select": "random", "sentences": 5}
-    second = _round(app, session, user, treebank, settings)
+    second = run_round(app, session, user, treebank, MEMBERS, self_training=settings)
     assert second.self_training == settings and second.automatic_sentences == 5
     manifest = read_manifest(second.model_dir)
     assert manifest["automatic_sentences"] == {name: 5 for name in MEMBERS}
@@ -56,7 +42,7 @@ def test_second_round_trains_on_automatic_trees_beside_every_human_tree(
 def test_automatic_trees_carry_the_stored_ensemble_or_member_trees(
         app: Flask, session: Session, user: User, fast: Path) -> None:
     treebank = import_without_dev(session, user, train=40, pool=12)
-    _round(app, session, user, treebank, None)
+    run_round(app, session, user, treebank, MEMBERS)
     pool = pool_targets(session, treebank)
     ensemble = latest_versions(session, pool, "ensemble")
     for source, stored in (("ensemble", ensemble), ("own", latest_versions(session, pool, "eager"))):
