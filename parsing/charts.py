@@ -208,6 +208,8 @@ def line_chart_svg(
     legend_x = plot_right + 14
     for index, (name, points) in enumerate(drawn):
         colour = OKABE_ITO[index % len(OKABE_ITO)]
+        # past the palette, colours repeat: a dash pattern per cycle keeps the lines apart
+        dash = "" if index < len(OKABE_ITO) else f' stroke-dasharray="{6 * (index // len(OKABE_ITO))},3"'
         stroke = _HIGHLIGHT_STROKE if name == highlight else _NORMAL_STROKE
         radius = 4.0 if name == highlight else 3.0
         label = _text(name)
@@ -215,7 +217,7 @@ def line_chart_svg(
         parts.append(f'<g class="series" data-series="{label}">')
         parts.append(
             f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="{stroke}" '
-            f'stroke-linejoin="round"/>'
+            f'stroke-linejoin="round"{dash}/>'
         )
         for x, y in points:
             parts.append(
@@ -227,7 +229,7 @@ def line_chart_svg(
         weight = ' font-weight="bold"' if name == highlight else ""
         parts.append(
             f'<g class="legend-item"><line x1="{legend_x}" y1="{row_y}" x2="{legend_x + 18}" '
-            f'y2="{row_y}" stroke="{colour}" stroke-width="{stroke}"/>'
+            f'y2="{row_y}" stroke="{colour}" stroke-width="{stroke}"{dash}/>'
             f'<circle cx="{legend_x + 9}" cy="{row_y}" r="{radius}" fill="{colour}"/>'
             f'<text x="{legend_x + 24}" y="{row_y + 4}"{weight}>{label}</text></g>'
         )

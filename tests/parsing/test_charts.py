@@ -139,3 +139,13 @@ def test_integer_axis_ticks_at_whole_numbers_only() -> None:
     ns = "{http://www.w3.org/2000/svg}"
     group = next(g for g in ET.fromstring(svg).iter(f"{ns}g") if g.get("class") == "x-ticks")
     assert [t.text for t in group.iter(f"{ns}text")] == ["1", "2"]
+
+
+def test_series_past_the_palette_are_dashed_apart() -> None:
+    series = {f"s{i}": [(0.0, float(i)), (1.0, float(i + 1))] for i in range(len(OKABE_ITO) + 2)}
+    ns = "{http://www.w3.org/2000/svg}"
+    svg = ET.fromstring(line_chart_svg(series, title="t", x_label="x", y_label="y"))
+    lines = list(svg.iter(f"{ns}polyline"))
+    styles = [(line.get("stroke"), line.get("stroke-dasharray")) for line in lines]
+    assert len(set(styles)) == len(series)  # colour and dash tell every line apart
+    assert all(dash is None for _, dash in styles[: len(OKABE_ITO)])
