@@ -2,8 +2,9 @@
 
 The command line (``--ensemble METHOD``), the pipeline and the app pick methods from
 :data:`METHODS`; :data:`DEFAULT_METHOD` is chosen by measurement (``bench/ensembles.py``,
-``bench/default_method.py``; see the README's ensemble table). Every method is fitted over members that are already
-trained (the pipeline trains them once), on tuning data that is never the test split:
+``bench/default_method.py``; see the README's ensemble table). Every method is fitted over
+members that are already trained (the pipeline trains them once), on tuning data that is never
+the test split:
 
 * stacking (Martins et al. 2008): level-0 trees of train from ``folds``-fold jackknifing of
   copies of its level-0 members, level 1 fitted on train (dev picks its epochs);
