@@ -1,7 +1,8 @@
 # arcvote: `make run` (demo server) and `make test` (whole suite) work on a fresh machine.
 #   DATABASE_URL       another database for `make run` (default: SQLite in instance/)
 #   TEST_DATABASE_URL  the database the tests migrate and use (default: a temporary SQLite file)
-#   ARCVOTE_ADMIN_PASSWORD  the admin's password (default: a random one, printed once)
+#   ARCVOTE_ADMIN_PASSWORD  the admin's password (default: a random one, printed once; set it to reset)
+#   HOST, PORT         where `make run` serves (default 127.0.0.1:5000; HOST=0.0.0.0 for other machines)
 
 PYTHON ?= python3
 VENV := .venv
@@ -39,7 +40,7 @@ setup: $(VENV)/.run-deps instance/config.py
 
 ## run: setup, then serve with gunicorn on http://$(HOST):$(PORT)
 run: setup
-	@echo "arcvote: open http://$(HOST):$(PORT) and sign in as 'admin' (password above, or ARCVOTE_ADMIN_PASSWORD)."
+	@echo "arcvote: open http://$(HOST):$(PORT) and sign in as 'admin' (the 'Admin account' line above says which password)."
 	$(BIN)/gunicorn --bind $(HOST):$(PORT) --workers 2 --access-logfile - 'app:create_app()'
 
 ## test: the whole suite (TEST_DATABASE_URL selects the database); the browser tests in

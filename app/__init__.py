@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from flask import Flask
+from flask import Flask, redirect, url_for
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
@@ -103,6 +103,8 @@ def register_blueprints(app: Flask) -> None:
     app.register_blueprint(rounds.bp)
     errors.register(app)
     app.add_url_rule("/", endpoint="index", view_func=treebanks.index)
+    app.add_url_rule("/favicon.ico", endpoint="favicon",
+                     view_func=lambda: redirect(url_for("static", filename="img/favicon.svg"), 301))
 
 
 def register_commands(app: Flask) -> None:

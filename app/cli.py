@@ -193,7 +193,9 @@ def ensure_admin_command(username: str) -> None:
     elif password:
         click.echo(f"Admin account {user.username!r} uses the password in ARCVOTE_ADMIN_PASSWORD.")
     else:
-        click.echo(f"Admin account {user.username!r} already exists (password unchanged).")
+        click.echo(f"Admin account {user.username!r} already exists (password unchanged): sign in with the "
+                   "password printed when it was created. To set a new one: "
+                   "ARCVOTE_ADMIN_PASSWORD=... flask --app app user ensure-admin (or make run).")
 
 
 @demo_cli.command("setup")

@@ -13,7 +13,16 @@ from typing import Any
 
 from sqlalchemy import select
 
-from app.models import REVIEW_STATUSES, Sentence, SentenceNote, SentenceState, Token, TreeVersion, User
+from app.models import (
+    REVIEW_STATUSES,
+    Sentence,
+    SentenceNote,
+    SentenceState,
+    Token,
+    TrainingRound,
+    TreeVersion,
+    User,
+)
 from app.services import DbSession
 from app.services.trees import StaleVersionError, add_version
 from app.services.validation import TreeError, allowed_labels, differing_words, non_projective, validate_tree
@@ -142,6 +151,12 @@ def save_annotation(
     based_on = session.get(TreeVersion, based_on_id) if based_on_id else None
     if based_on is not None and based_on.sentence_id != sentence.id:
         based_on = None
+    if expected_version > 0 and (based_on is None or based_on.kind != "annotation"):
+        # The caller edited on top of annotation ``expected_version`` (e.g. "Keep mine" after a
+        # conflict): the new version is based on the one it overwrites, not on the parsers' tree.
+        based_on = session.scalar(select(TreeVersion).where(
+            TreeVersion.sentence_id == sentence.id, TreeVersion.kind == "annotation",
+            TreeVersion.version == expected_version)) or based_on
     try:
         tree = add_version(session, sentence_id=sentence.id, source="annotation", heads=list(heads),
                            deprels=list(deprels), user=user, expected_version=expected_version,
@@ -158,10 +173,15 @@ def set_state(
     session: DbSession, sentence: Sentence, *, user: User, reviewed_words: Sequence[int] | None = None,
     status: str | None = None,
 ) -> SentenceState:
-    """Update the sentence's review status and reviewed words (flushes)."""
+    """Update the sentence's review status and reviewed words (flushes).
+
+    Status ``reviewed`` marks every word reviewed: whoever says so vouches for the whole tree.
+    """
     if status is not None and status not in REVIEW_STATUSES:
         raise ValueError(f"status must be one of {', '.join(REVIEW_STATUSES)}")
     state = session.get(SentenceState, sentence.id) or SentenceState(sentence_id=sentence.id)
+    if status == "reviewed":
+        reviewed_words = range(1, sentence.n_words + 1)  # the reviewer vouches for every word
     if reviewed_words is not None:
         words = sorted({int(w) for w in reviewed_words if 1 <= int(w) <= sentence.n_words})
         state.reviewed_words = words
@@ -186,10 +206,13 @@ def history(session: DbSession, sentence: Sentence) -> list[dict[str, Any]]:
     trees = list(session.scalars(select(TreeVersion).where(TreeVersion.sentence_id == sentence.id)
                                  .order_by(TreeVersion.created_at, TreeVersion.id)))
     by_id = {tree.id: tree for tree in trees}
+    rounds = list(session.execute(select(TrainingRound.number, TrainingRound.created_at).where(
+        TrainingRound.treebank_id == sentence.document.treebank_id).order_by(TrainingRound.created_at)))
     previous: TreeVersion | None = None
     entries = []
     for tree in trees:
         entry = tree_dict(tree) or {}
+        entry["author"] = author(tree, rounds)
         if tree.kind == "annotation":
             before = previous or (by_id.get(tree.based_on_id) if tree.based_on_id else None)
             origin = by_id.get(tree.based_on_id) if tree.based_on_id else None
@@ -198,6 +221,25 @@ def history(session: DbSession, sentence: Sentence) -> list[dict[str, Any]]:
             previous = tree
         entries.append(entry)
     return entries[::-1]
+
+
+def author(tree: TreeVersion, rounds: Sequence[Any] = ()) -> str:
+    """Who made a tree, as the history says it: the annotator, the parser or the ensemble (with
+    the training round that made it: the newest of ``rounds`` ((number, created_at), oldest
+    first) started before the tree), or the import."""
+    if tree.kind == "annotation":
+        return tree.user.username
+    if tree.kind == "gold":
+        return f"the import ({tree.user.username})"
+    created = _aware(tree.created_at)
+    number = next((n for n, started in reversed(rounds) if _aware(started) <= created), None)
+    who = tree.name if tree.kind == "parser" else "the ensemble"
+    return f"{who} (round {number})" if number is not None else who
+
+
+def _aware(moment: datetime) -> datetime:
+    """SQLite gives naive datetimes back (stored as UTC)."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _changes(before: TreeVersion | None, after: TreeVersion, forms: dict[int, str]) -> list[dict[str, Any]]:

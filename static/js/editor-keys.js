@@ -4,7 +4,8 @@
  * j/k or →/← (mirrored for right-to-left scripts) move between words, n jumps to the next
  * disputed arc, 1–9 pick a proposed head, 0 attaches to ROOT, h/l focus the head/label
  * inputs, a accepts a word, A accepts all agreed arcs, u/U (Ctrl+Z/Ctrl+Y) undo/redo,
- * s (Ctrl+S) saves, r saves as reviewed, ] opens the next sentence, m switches the members view.
+ * s (Ctrl+S) saves, r saves as reviewed, ] opens the next sentence, m switches the members view,
+ * +/- zoom the tree and f fits it to the box's width.
  */
 
 import { headCandidates } from "./tree-model.js";
@@ -39,7 +40,11 @@ function plainKeys(editor) {
     h: () => focusInput(editor, "#head-input"),
     l: () => focusInput(editor, "#label-input"),
     m: () => editor.setView(editor.S.view === "overlay" ? "multiples" : "overlay"),
-    Escape: () => { editor.S.pending = null; editor.S.message = null; editor.render(); },
+    "+": () => editor.zoom(1),
+    "=": () => editor.zoom(1),
+    "-": () => editor.zoom(-1),
+    f: () => editor.zoom("fit"),
+    Escape: () => { editor.S.pending = null; editor.S.message = null; editor.renderSelection(); },
   };
 }
 

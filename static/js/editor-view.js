@@ -3,7 +3,7 @@
  * Every string from the data is set with textContent: tokens and notes are untrusted.
  */
 
-import { drawTree } from "./tree.js";
+import { drawTree, tokenNode } from "./tree.js";
 import { agreement, headCandidates, labelCandidates, membersAgree, nonProjective } from "./tree-model.js";
 
 export function h(tag, attributes = {}, ...children) {
@@ -43,17 +43,42 @@ function arcTitle(S, word) {
     + (vote !== null ? ` · vote share ${vote.toFixed(2)}` : "");
 }
 
+/** Draw the current tree; returns the scale it was drawn at (S.zoom may be "fit"). */
 export function renderTree(S, container, onToken, onRoot) {
   const extraArcs = S.view === "overlay" ? overlayArcs(S) : [];
-  drawTree(container, wordsOf(S, S.heads, S.deprels), S.direction, {
+  return drawTree(container, wordsOf(S, S.heads, S.deprels), S.direction, {
+    zoom: S.zoom,
     arcClass: (w) => `agree-${agreement(S.members, w.id, w.head)}${S.errorWords.has(w.id) ? " invalid" : ""}`,
     arcTitle: (w) => arcTitle(S, w),
-    tokenClass: (w) => [w.id === S.selected ? "selected" : "", w.id === S.pending ? "pending" : "",
-      S.reviewed.has(w.id) ? "reviewed" : "", S.errorWords.has(w.id) ? "invalid" : ""].join(" "),
+    tokenClass: (w) => [S.reviewed.has(w.id) ? "reviewed" : "", S.errorWords.has(w.id) ? "invalid" : ""].join(" "),
     onToken,
     onRoot,
     extraArcs,
   });
+}
+
+/** Move the selected/pending highlight in the tree, the members' trees and the table (no search). */
+export function markSelection(S, root) {
+  for (const node of root.$marked ?? []) node.classList.remove("selected", "pending");
+  const marked = [];
+  const mark = (node, cls) => { if (node) { node.classList.add(cls); marked.push(node); } };
+  const tree = root.querySelector("#tree");
+  mark(tokenNode(tree, S.selected), "selected");
+  if (S.pending) mark(tokenNode(tree, S.pending), "pending");
+  for (const box of root.querySelectorAll("#members .tree-scroll")) mark(tokenNode(box, S.selected), "selected");
+  mark(root.querySelector("#tokens").tBodies[0]?.rows[S.selected - 1], "selected");
+  root.$marked = marked;
+}
+
+/** Zoom buttons: the current scale, "fit" pressed when the tree follows the box's width. */
+export function renderZoom(S, root) {
+  const level = root.querySelector("#zoom-level");
+  if (level) level.textContent = `${Math.round(S.scale * 100)}%`;
+  root.querySelector("#zoom-fit")?.setAttribute("aria-pressed", String(S.zoom === "fit"));
+}
+
+function differsFrom(S, tree, i) {
+  return tree.heads[i] !== S.heads[i] || tree.deprels[i] !== S.deprels[i];
 }
 
 function overlayArcs(S) {
@@ -82,16 +107,35 @@ export function renderMembers(S, container, onToggle) {
         h("input", { type: "checkbox", checked: S.overlay.has(m.name), onchange: () => onToggle(m.name) }), ` ${m.name}`))));
     return;
   }
-  for (const member of S.members) {
+  S.members.forEach((member, m) => {
     const box = h("div", { class: "tree-scroll small", role: "img", "aria-label": `${member.name} tree` });
-    const differs = member.heads.filter((head, i) => head !== S.heads[i] || member.deprels[i] !== S.deprels[i]).length;
-    container.append(h("figure", { class: "multiple" },
-      h("figcaption", {}, h("strong", {}, member.name), ` · ${differs} arc${differs === 1 ? "" : "s"} differ`), box));
+    container.append(h("figure", { class: "multiple", "data-member": m },
+      h("figcaption", {}, h("strong", {}, member.name), h("span", { class: "differ-count" }, differCount(S, member))), box));
     drawTree(box, wordsOf(S, member.heads, member.deprels, member.scores), S.direction, {
       compact: true,
-      arcClass: (w) => (w.head !== S.heads[w.id - 1] || w.deprel !== S.deprels[w.id - 1] ? "differs" : "same"),
-      tokenClass: (w) => (w.id === S.selected ? "selected" : ""),
+      arcClass: (w) => (differsFrom(S, member, w.id - 1) ? "differs" : "same"),
     });
+  });
+}
+
+function differCount(S, member) {
+  const differs = member.heads.filter((_, i) => differsFrom(S, member, i)).length;
+  return ` · ${differs} arc${differs === 1 ? "" : "s"} differ`;
+}
+
+/** After a change of the ``changed`` words: recolour the members' arcs (their trees stay drawn). */
+export function updateMembers(S, container, changed) {
+  for (const figure of container.querySelectorAll("figure[data-member]")) {
+    const member = S.members[Number(figure.dataset.member)];
+    const arcs = figure.querySelector(".tree-scroll").$tree?.arcs;
+    for (const word of changed) {
+      const arc = arcs?.get(word)?.group;
+      if (!arc) continue;
+      const differs = differsFrom(S, member, word - 1);
+      arc.classList.toggle("differs", differs);
+      arc.classList.toggle("same", !differs);
+    }
+    figure.querySelector(".differ-count").textContent = differCount(S, member);
   }
 }
 
@@ -107,13 +151,35 @@ export function renderTable(S, table, onSelect) {
     };
     const vote = S.ensemble?.scores ? S.ensemble.scores[i] : null;
     return h("tr", {
-      class: [w.id === S.selected ? "selected" : "", membersAgree(S.members, w.id) ? "" : "disputed"].join(" "),
+      class: membersAgree(S.members, w.id) ? "" : "disputed",
       "data-word": w.id, onclick: () => onSelect(w.id),
     }, h("td", {}, w.id), h("td", { dir: "auto" }, w.form), h("td", {}, w.upos), S.members.map(cell),
     S.ensemble ? cell(S.ensemble) : h("td", {}, "—"), h("td", { class: "num" }, vote === null || vote === undefined ? "—" : vote.toFixed(2)),
-    h("td", { class: "current" }, `${cur[0] ?? "—"} ${cur[1] ?? ""}`), h("td", {}, S.reviewed.has(w.id) ? "✓" : ""));
+    h("td", { class: "current" }, `${cur[0] ?? "—"} ${cur[1] ?? ""}`), h("td", { class: "reviewed" }, S.reviewed.has(w.id) ? "✓" : ""));
   });
   table.replaceChildren(h("thead", {}, head), h("tbody", {}, rows));
+}
+
+/** After a change of the ``changed`` words: their rows' colours, "Current" and ✓ cells. */
+export function updateTable(S, table, changed) {
+  const trees = S.ensemble ? [...S.members, S.ensemble] : S.members;
+  const rows = table.tBodies[0]?.rows ?? [];
+  for (const word of changed) {
+    const row = rows[word - 1];
+    if (!row) continue;
+    const i = word - 1;
+    trees.forEach((tree, t) => {
+      const differs = differsFrom(S, tree, i);
+      const cell = row.cells[3 + t];
+      if (cell.classList.contains("differs") !== differs) cell.className = differs ? "differs" : "same";
+    });
+    const current = `${S.heads[i] ?? "—"} ${S.deprels[i] ?? ""}`;
+    const cell = row.querySelector("td.current");
+    if (cell.textContent !== current) cell.textContent = current;
+    const tick = S.reviewed.has(i + 1) ? "✓" : "";
+    const reviewed = row.querySelector("td.reviewed");
+    if (reviewed.textContent !== tick) reviewed.textContent = tick;
+  }
 }
 
 export function renderPanel(S, panel, actions) {
@@ -174,7 +240,7 @@ export function renderConflict(box, conflict, S, actions) {
 
 export function renderHistory(list, entries, onRevert) {
   list.replaceChildren(...entries.map((e) => h("li", {},
-    h("strong", {}, `${e.source} v${e.version}`), ` by ${e.user}, ${new Date(e.created_at).toLocaleString()}`,
+    h("strong", {}, `${e.source} v${e.version}`), ` by ${e.author ?? e.user}, ${new Date(e.created_at).toLocaleString()}`,
     e.based_on ? h("span", { class: "meta" }, ` (from ${e.based_on})`) : null,
     e.changes?.length ? h("ul", {}, e.changes.map((c) => h("li", {},
       `word ${c.word} ${c.form}: ${c.from[0]} ${c.from[1]} → ${c.to[0]} ${c.to[1]}`))) : null,

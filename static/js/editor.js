@@ -9,10 +9,18 @@
 
 import { api } from "./api.js";
 import { bindKeys } from "./editor-keys.js";
-import { agreement, History, membersAgree, validate } from "./tree-model.js";
+import { agreement, History, membersAgree, sameTree, suggestLabel, validate } from "./tree-model.js";
 import {
-  renderConflict, renderHistory, renderMembers, renderNotes, renderPanel, renderStatus, renderTable, renderTree,
+  markSelection, renderConflict, renderHistory, renderMembers, renderNotes, renderPanel, renderStatus, renderTable,
+  renderTree, renderZoom, updateMembers, updateTable,
 } from "./editor-view.js";
+
+const ZOOMS = [0.25, 0.35, 0.5, 0.65, 0.8, 1, 1.25, 1.5];
+
+function storedZoom() {
+  const stored = localStorage.getItem("arcvote.zoom");
+  return stored === "fit" ? "fit" : Number(stored) > 0 ? Number(stored) : 1;
+}
 
 class Editor {
   constructor(root, data, urls) {
@@ -25,46 +33,71 @@ class Editor {
       basedOn: data.current.id, version: data.version, status: data.state.status,
       reviewed: new Set(data.state.reviewed_words), selected: 1, pending: null, dirty: false,
       view: localStorage.getItem("arcvote.view") ?? "multiples", overlay: new Set(data.members.map((m) => m.name)),
-      errors: [], errorWords: new Set(), message: null, conflict: null,
+      errors: [], errorWords: new Set(), message: null, conflict: null, zoom: storedZoom(), scale: 1,
     };
+    this.S.saved = this.snapshot();
   }
 
   $(selector) { return this.root.querySelector(selector); }
   say(text, kind = "info") { this.S.message = { text, kind }; }
   snapshot() { const S = this.S; return { heads: [...S.heads], deprels: [...S.deprels], reviewed: new Set(S.reviewed) }; }
-  restore(snap) { Object.assign(this.S, snap); this.S.dirty = true; this.revalidate(); this.render(); }
+  /** Undo/redo: the tree of the snapshot; its old messages no longer apply. */
+  restore(snap) {
+    Object.assign(this.S, snap);
+    this.S.message = null;
+    this.markSaved();
+    this.revalidate();
+    this.renderChange();
+  }
+  /** Unsaved changes = the tree (or the reviewed words) differs from the last saved one. */
+  markSaved(saved = null) {
+    if (saved) this.S.saved = saved;
+    this.S.dirty = !sameTree(this.snapshot(), this.S.saved);
+  }
   setErrors(errors) { this.S.errors = errors; this.S.errorWords = new Set(errors.map((e) => e.word)); }
   revalidate() { this.setErrors(this.S.dirty ? validate(this.S.heads, this.S.deprels, this.S.labels) : []); }
 
   change(mutate) {
     this.history.push(this.snapshot());
-    mutate();
-    this.S.dirty = true;
     this.S.message = null;
+    mutate();
+    this.markSaved();
     this.revalidate();
-    this.render();
+    this.renderChange();
   }
 
-  setHead(word, head) {
+  /**
+   * Attach ``word`` to ``head`` with ``label`` (default: keep it). A word attached to ROOT is
+   * labelled root; the root word moved under another word gets the label the members vote for
+   * (suggestLabel) instead of root, so the tree can be saved without relabelling it by hand.
+   */
+  attach(word, head, label = null) {
+    const S = this.S;
+    S.heads[word - 1] = head;
+    if (head === 0) S.deprels[word - 1] = "root";
+    else if (label && label !== "root") S.deprels[word - 1] = label;
+    else if (S.deprels[word - 1] === "root" || !S.deprels[word - 1]) S.deprels[word - 1] = suggestLabel(S.members, word, head);
+  }
+
+  setHead(word, head, label = null) {
     if (head === word || head < 0 || head > this.S.words.length) {
-      this.say(`word ${word} cannot attach to ${head}`, "error"); this.render(); return;
+      this.say(`word ${word} cannot attach to ${head}`, "error"); this.refresh(); return;
     }
-    this.change(() => { this.S.heads[word - 1] = head; if (head === 0) this.S.deprels[word - 1] = "root"; });
+    this.change(() => this.attach(word, head, label));
   }
 
   submitForm() {
     const head = Number.parseInt(this.$("#head-input").value, 10);
     const label = this.$("#label-input").value.trim();
-    if (Number.isNaN(head)) { this.say("type the number of the head word (0 = ROOT)", "error"); this.render(); return; }
-    const word = this.S.selected;
-    this.change(() => { this.S.heads[word - 1] = head; if (label) this.S.deprels[word - 1] = label; });
+    if (Number.isNaN(head)) { this.say("type the number of the head word (0 = ROOT)", "error"); this.refresh(); return; }
+    this.setHead(this.S.selected, head, label || null);
     this.$("#tree").focus();
   }
 
   select(word) {
     this.S.selected = Math.min(Math.max(word, 1), this.S.words.length);
     this.S.pending = null;
-    this.render();
+    this.renderSelection();
     this.$(`#tree .token[data-id="${this.S.selected}"]`)?.scrollIntoView({ block: "nearest", inline: "center" });
     this.$(`#tokens tr[data-word="${this.S.selected}"]`)?.scrollIntoView({ block: "nearest" });
   }
@@ -74,16 +107,16 @@ class Editor {
     const S = this.S;
     if (word === 0) { this.clickRoot(); return; }
     if (S.pending && S.pending !== word) { const dep = S.pending; S.pending = null; S.selected = dep; this.setHead(dep, word); return; }
-    if (S.pending === word) { S.pending = null; this.render(); return; }
+    if (S.pending === word) { S.pending = null; this.renderSelection(); return; }
     S.selected = word;
     S.pending = word;
     this.say(`Click the head of "${S.words[word - 1].form}" (or the ROOT box, or press 0; Esc to cancel).`);
-    this.render();
+    this.renderSelection();
   }
 
   clickRoot() {
     const S = this.S;
-    if (!S.pending) { this.say("Click a word first, then ROOT to make it the root."); this.render(); return; }
+    if (!S.pending) { this.say("Click a word first, then ROOT to make it the root."); this.refresh(); return; }
     const dep = S.pending;
     S.pending = null;
     S.selected = dep;
@@ -101,7 +134,7 @@ class Editor {
       }
     });
     this.say(`Accepted ${agreed.length} arc(s) all members agree on.`);
-    this.render();
+    this.refresh();
   }
 
   nextDisputed() {
@@ -113,22 +146,26 @@ class Editor {
       if (!S.reviewed.has(word) && disputed) { this.select(word); return; }
     }
     this.say("No disputed arc left to review.");
-    this.render();
+    this.refresh();
   }
 
   undo() { const snap = this.history.undo(this.snapshot()); if (snap) this.restore(snap); }
   redo() { const snap = this.history.redo(this.snapshot()); if (snap) this.restore(snap); }
 
+  /** Save the tree; "reviewed" vouches for every word (all are marked reviewed, as the server does). */
   async save(status = null) {
     const S = this.S;
     this.setErrors(validate(S.heads, S.deprels, S.labels));
-    if (S.errors.length) { this.say("Not saved: fix the problems listed above.", "error"); this.render(); return; }
+    if (S.errors.length) { this.say("Not saved: fix the problems listed above.", "error"); this.renderChange(); return; }
+    const reviewed = status === "reviewed" ? S.words.map((w) => w.id) : [...S.reviewed];
     const body = { heads: S.heads, deprels: S.deprels, expected_version: S.version, based_on_id: S.basedOn,
-      reviewed_words: [...S.reviewed], status: status ?? (S.reviewed.size === S.words.length ? "reviewed" : "in_progress") };
+      reviewed_words: reviewed, status: status ?? (S.reviewed.size === S.words.length ? "reviewed" : "in_progress") };
     const { status: code, body: reply } = await api(this.urls.save, { method: "POST", body });
     if (code === 201) {
-      Object.assign(S, { version: reply.tree.version, basedOn: reply.tree.id, status: reply.state.status, dirty: false });
-      this.say(`Saved version ${S.version}.`, "success");
+      Object.assign(S, { version: reply.tree.version, basedOn: reply.tree.id, status: reply.state.status,
+        reviewed: new Set(reply.state.reviewed_words) });
+      this.markSaved({ heads: [...reply.tree.heads], deprels: [...reply.tree.deprels], reviewed: new Set(S.reviewed) });
+      this.say(`Saved version ${S.version}${S.status === "reviewed" ? " as reviewed (every word)" : ""}.`, "success");
     } else if (code === 409) {
       S.conflict = reply;
       this.say("Not saved: someone else saved this sentence first (see below).", "error");
@@ -141,15 +178,17 @@ class Editor {
   useTheirs() {
     const theirs = this.S.conflict.theirs;
     this.change(() => { this.S.heads = [...theirs.heads]; this.S.deprels = [...theirs.deprels]; });
-    Object.assign(this.S, { version: theirs.version, basedOn: theirs.id, dirty: false, conflict: null });
+    Object.assign(this.S, { version: theirs.version, basedOn: theirs.id, conflict: null });
+    this.markSaved({ heads: [...theirs.heads], deprels: [...theirs.deprels], reviewed: new Set(this.S.reviewed) });
     this.say(`Loaded version ${theirs.version} by ${theirs.user}.`);
     this.revalidate();
     this.render();
   }
 
+  /** Save on top of theirs: the next version is based on theirs (the one it overwrites). */
   keepMine() {
-    this.S.version = this.S.conflict.theirs.version;
-    this.S.conflict = null;
+    const theirs = this.S.conflict.theirs;
+    Object.assign(this.S, { version: theirs.version, basedOn: theirs.id, conflict: null });
     this.say("Your tree is kept; press s to save it on top of theirs.");
     this.render();
   }
@@ -158,7 +197,7 @@ class Editor {
     if (this.S.dirty && !window.confirm("Leave without saving?")) return;
     const { body } = await api(this.urls.next);
     if (body.id) window.location.assign(this.editorUrl(body.id));
-    else { this.say("This was the last sentence of the queue."); this.render(); }
+    else { this.say("This was the last sentence of the queue."); this.refresh(); }
   }
 
   /** The editor of sentence ``id`` with this page's queue arguments (filters and queue page). */
@@ -176,9 +215,10 @@ class Editor {
   async revert(entry) {
     const S = this.S;
     const { status, body } = await api(this.urls.revert, { method: "POST", body: { version_id: entry.id, expected_version: S.version } });
-    if (status !== 201) { this.say(body.error ?? "Revert failed", "error"); this.render(); return; }
+    if (status !== 201) { this.say(body.error ?? "Revert failed", "error"); this.refresh(); return; }
     Object.assign(S, { heads: [...body.tree.heads], deprels: [...body.tree.deprels], version: body.tree.version,
-      basedOn: body.tree.id, dirty: false });
+      basedOn: body.tree.id });
+    this.markSaved(this.snapshot());
     this.say(`Reverted to ${entry.source} v${entry.version} (saved as version ${S.version}).`, "success");
     this.revalidate();
     this.render();
@@ -189,19 +229,70 @@ class Editor {
     const { status, body } = await api(this.urls.notes, { method: "POST", body: { body: text } });
     if (status === 201) { this.$("#note-body").value = ""; renderNotes(this.$("#notes-list"), body.notes); return; }
     this.say(body.error, "error");
-    this.render();
+    this.refresh();
   }
 
   setView(view) { this.S.view = view; localStorage.setItem("arcvote.view", view); this.render(); }
   toggleOverlay(name) { const o = this.S.overlay; if (o.has(name)) o.delete(name); else o.add(name); this.render(); }
 
+  /** Zoom the tree in (+1) or out (-1) a step, or to the box's width ("fit"). */
+  zoom(step) {
+    const S = this.S;
+    if (step === "fit") S.zoom = S.zoom === "fit" ? 1 : "fit";
+    else {
+      const now = S.scale;
+      S.zoom = step > 0 ? ZOOMS.find((z) => z > now + 1e-6) ?? ZOOMS.at(-1) : ZOOMS.findLast((z) => z < now - 1e-6) ?? ZOOMS[0];
+    }
+    localStorage.setItem("arcvote.zoom", String(S.zoom));
+    this.drawTree();
+    renderZoom(S, this.root);
+    this.scrollToSelected();
+  }
+
+  drawTree() {
+    this.S.scale = renderTree(this.S, this.$("#tree"), (word) => this.clickToken(word), () => this.clickToken(0));
+    markSelection(this.S, this.root);
+  }
+
+  scrollToSelected() {
+    const S = this.S;
+    this.$(`#tree .token[data-id="${S.selected}"]`)?.scrollIntoView({ block: "nearest", inline: "center" });
+  }
+
+  /** The panel and the status line (messages) only. */
+  refresh() {
+    renderPanel(this.S, this.$("#panel"), { setHead: (w, h) => this.setHead(w, h), submitForm: () => this.submitForm() });
+    renderStatus(this.S, this.$("#status"));
+  }
+
+  /** Another word selected (or picked): move the highlight, nothing is redrawn. */
+  renderSelection() {
+    markSelection(this.S, this.root);
+    this.refresh();
+  }
+
+  /** The tree changed: redraw it (the members' trees and the table only change their colours). */
+  renderChange() {
+    const S = this.S;
+    const last = this.drawn ?? { heads: [], deprels: [], reviewed: new Set() };
+    const changed = S.words.map((w) => w.id).filter((id) => S.heads[id - 1] !== last.heads[id - 1]
+      || S.deprels[id - 1] !== last.deprels[id - 1] || S.reviewed.has(id) !== last.reviewed.has(id));
+    this.drawn = this.snapshot();
+    this.drawTree();
+    updateMembers(S, this.$("#members"), changed);
+    updateTable(S, this.$("#tokens"), changed);
+    this.refresh();
+  }
+
+  /** Everything (first draw, another members view, a conflict, a revert). */
   render() {
     const S = this.S;
-    renderTree(S, this.$("#tree"), (word) => this.clickToken(word), () => this.clickToken(0));
     renderMembers(S, this.$("#members"), (name) => this.toggleOverlay(name));
     renderTable(S, this.$("#tokens"), (word) => this.select(word));
-    renderPanel(S, this.$("#panel"), { setHead: (w, h) => this.setHead(w, h), submitForm: () => this.submitForm() });
-    renderStatus(S, this.$("#status"));
+    this.drawn = this.snapshot();
+    this.drawTree();
+    renderZoom(S, this.root);
+    this.refresh();
     renderConflict(this.$("#conflict"), S.conflict, S, { useTheirs: () => this.useTheirs(), keepMine: () => this.keepMine() });
     for (const input of this.root.querySelectorAll('input[name="view"]')) input.checked = input.value === S.view;
   }
@@ -214,10 +305,19 @@ class Editor {
     on("#accept-agreed", () => this.acceptAgreed());
     on("#mark-reviewed", () => this.save("reviewed"));
     on("#next-sentence", () => this.nextSentence());
+    on("#zoom-in", () => this.zoom(1));
+    on("#zoom-out", () => this.zoom(-1));
+    on("#zoom-fit", () => this.zoom("fit"));
     for (const input of this.root.querySelectorAll('input[name="view"]')) input.addEventListener("change", () => this.setView(input.value));
     this.$("#history").addEventListener("toggle", (e) => { if (e.target.open) this.loadHistory(); });
     this.$("#note-form").addEventListener("submit", (e) => { e.preventDefault(); this.addNote(this.$("#note-body").value); });
     window.addEventListener("beforeunload", (e) => { if (this.S.dirty) e.preventDefault(); });
+    window.addEventListener("resize", () => {
+      if (this.S.zoom !== "fit") return;
+      this.$("#tree").$tree = null;
+      this.drawTree();
+      renderZoom(this.S, this.root);
+    });
   }
 }
 

@@ -104,6 +104,29 @@ export function labelCandidates(members, word, head, labels) {
   return [...ranked, ...labels.filter((l) => !score.has(l))];
 }
 
+/**
+ * The label to offer for a word that gets ``head``: the label most members give the word with
+ * that head, else the word's most frequent non-root label among the members, else "dep".
+ */
+export function suggestLabel(members, word, head) {
+  const top = (votes) => [...votes.entries()].sort((a, b) => b[1] - a[1])[0]?.[0];
+  const withHead = new Map();
+  const any = new Map();
+  for (const member of members) {
+    const label = member.deprels[word - 1];
+    if (!label || label === "_" || label === "root") continue;
+    any.set(label, (any.get(label) ?? 0) + 1);
+    if (member.heads[word - 1] === head) withHead.set(label, (withHead.get(label) ?? 0) + 1);
+  }
+  return top(withHead) ?? top(any) ?? "dep";
+}
+
+/** Whether two trees ({heads, deprels, reviewed: Set}) are the same. */
+export function sameTree(a, b) {
+  return a.heads.length === b.heads.length && a.heads.every((h, i) => h === b.heads[i] && a.deprels[i] === b.deprels[i])
+    && a.reviewed.size === b.reviewed.size && [...a.reviewed].every((w) => b.reviewed.has(w));
+}
+
 /** Undo/redo over snapshots of {heads, deprels, reviewed}. */
 export class History {
   constructor(limit = 200) { this.done = []; this.undone = []; this.limit = limit; }

@@ -12,12 +12,14 @@
  *     onRoot(event) -> called when the ROOT box is clicked (or Enter/Space on it); makes it a button
  *     extraArcs: [{dep, head, label, cls, title}] drawn dashed (other parsers' arcs)
  *     compact: smaller spacing (small multiples)
+ *     zoom: a scale (1 = 100%) or "fit" (as wide as the container, never above 100%); the
+ *       chosen scale is returned
  *
  * A ROOT box stands at the sentence start (left, or right for right-to-left scripts) and the
  * root arc is drawn from it like any other arc (so does an extra arc with head 0).
  *
  * Every string is set with textContent, never as HTML: tokens are untrusted.
- * Long sentences get a wide SVG inside a horizontally scrolling container.
+ * Long sentences get a wide SVG inside a horizontally scrolling container, unless zoomed out.
  */
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -34,13 +36,22 @@ function el(name, attributes = {}, text = null) {
   return node;
 }
 
-function measurer() {
-  const context = document.createElement("canvas").getContext("2d");
-  return (text, font) => {
+let context = null;
+const widths = new Map();
+
+/** Text width in px, cached per (font, text): redrawing a 100-word tree measures nothing twice. */
+function measure(text, font) {
+  const key = `${font}\u0000${text}`;
+  let width = widths.get(key);
+  if (width === undefined) {
+    context ??= document.createElement("canvas").getContext("2d");
     context.font = font;
-    return context.measureText(text).width;
-  };
+    width = context.measureText(text).width;
+    widths.set(key, width);
+  }
+  return width;
 }
+
 
 /** Nesting level of every arc: 1 + the highest level of the arcs it spans. */
 function arcLevels(words, extra = []) {
@@ -80,28 +91,48 @@ function defaultTitle(word, words) {
     + (word.score !== null && word.score !== undefined ? ` (confidence ${Number(word.score).toFixed(2)})` : "");
 }
 
-function drawArc(svg, arc, centres, baseline, words, options, level) {
+/** What an arc looks like (coordinates relative to the baseline of the words). */
+function arcLook(arc, centres, words, options, level) {
   const x1 = centres[arc.head];
   const x2 = centres[arc.dep];
   const height = arc.level * level;
-  const top = baseline - height;
   const word = arc.word;
   const cls = arc.extra ? `arc extra ${arc.cls ?? ""}` : `arc ${options.arcClass ? options.arcClass(word) : ""}`;
   const root = arc.extra ? "" : arc.head === 0 ? " root" : "";
-  const group = el("g", { class: cls + root, "data-dep": arc.dep });
-  const title = arc.extra ? arc.title ?? "" : (options.arcTitle ? options.arcTitle(word) : defaultTitle(word, words));
-  group.append(el("title", {}, title));
-  group.append(el("path", {
-    d: `M ${x1} ${baseline} C ${x1} ${top}, ${x2} ${top}, ${x2} ${baseline - 4}`,
-    class: "arc-line", "marker-end": arc.extra ? "" : "url(#arrow)",
-  }));
-  const label = arc.extra ? arc.label ?? "" : word.deprel ?? (arc.head === 0 ? "root" : "");
-  group.append(el("text", { x: (x1 + x2) / 2, y: baseline - height * 0.75 - 3, class: "arc-label" }, label));
-  svg.append(group);
+  return {
+    cls: cls + root,
+    title: arc.extra ? arc.title ?? "" : (options.arcTitle ? options.arcTitle(word) : defaultTitle(word, words)),
+    d: `M ${x1} 0 C ${x1} ${-height}, ${x2} ${-height}, ${x2} -4`,
+    label: arc.extra ? arc.label ?? "" : word.deprel ?? (arc.head === 0 ? "root" : ""),
+    x: (x1 + x2) / 2,
+    y: -height * 0.75 - 3,
+  };
+}
+
+function drawArc(layer, arc, look) {
+  const group = el("g", { class: look.cls, "data-dep": arc.dep });
+  const title = el("title", {}, look.title);
+  const path = el("path", { d: look.d, class: "arc-line", "marker-end": arc.extra ? "" : "url(#arrow)" });
+  const text = el("text", { x: look.x, y: look.y, class: "arc-label" }, look.label);
+  group.append(title, path, text);
+  layer.append(group);
+  return { group, title, path, text, look };
+}
+
+/** Bring a drawn arc to ``look``, touching only what changed. */
+function patchArc(drawn, look) {
+  const old = drawn.look;
+  if (old.cls !== look.cls) drawn.group.setAttribute("class", look.cls);
+  if (old.title !== look.title) drawn.title.textContent = look.title;
+  if (old.d !== look.d) drawn.path.setAttribute("d", look.d);
+  if (old.label !== look.label) drawn.text.textContent = look.label;
+  if (old.x !== look.x) drawn.text.setAttribute("x", look.x);
+  if (old.y !== look.y) drawn.text.setAttribute("y", look.y);
+  drawn.look = look;
 }
 
 /** The ROOT box at centre ``x``: a button when ``options.onRoot`` is given. */
-function rootBox(container, x, baseline, measure, options) {
+function rootBox(container, x, measure, options) {
   const width = measure(ROOT, FONT) + 10;
   const clickable = Boolean(options.onRoot);
   const box = el("g", clickable
@@ -109,9 +140,9 @@ function rootBox(container, x, baseline, measure, options) {
       "aria-label": "ROOT: click a word, then ROOT, to make it the root of the sentence" }
     : { class: "root-node", "data-id": 0 });
   box.append(el("title", {}, clickable ? "ROOT (click a word, then here, to attach it to the root; or press 0)" : "ROOT"));
-  box.append(el("rect", { x: x - width / 2, y: baseline + 5, width, height: 38, rx: 4, class: "root-box",
+  box.append(el("rect", { x: x - width / 2, y: 5, width, height: 38, rx: 4, class: "root-box",
     fill: "#eef1f5", stroke: clickable ? "#4b5a75" : "#aab3c2", "stroke-width": 1 }));
-  box.append(el("text", { x, y: baseline + 29, class: "root-label", "text-anchor": "middle", fill: "#2d3a52",
+  box.append(el("text", { x, y: 29, class: "root-label", "text-anchor": "middle", fill: "#2d3a52",
     "font-size": 12, "font-weight": 600, "letter-spacing": 1 }, ROOT));
   if (clickable) {
     box.addEventListener("click", (event) => options.onRoot(event));
@@ -119,46 +150,120 @@ function rootBox(container, x, baseline, measure, options) {
       if (event.key !== "Enter" && event.key !== " ") return;
       event.preventDefault();
       options.onRoot(event);
-      if (!container.contains(document.activeElement) && container.tabIndex >= 0) container.focus();
+      if (container.tabIndex >= 0) container.focus();  // back to the tree's keys (the box may be redrawn)
     });
   }
   return box;
 }
 
+function treeKey(words, direction, options) {
+  return JSON.stringify([direction, Boolean(options.compact), options.zoom ?? 1, words.map((w) => [w.form, w.upos])]);
+}
+
+/**
+ * Draw the tree, or, when ``container`` already shows the same words at the same zoom (and
+ * neither drawing has extra arcs), change only the arcs and word classes that differ: a
+ * key press on a 100-word sentence then rebuilds nothing. Returns the scale drawn at.
+ */
 export function drawTree(container, words, direction = "ltr", options = {}) {
+  const drawn = container.$tree;
+  const extra = options.extraArcs ?? [];
+  if (drawn && !extra.length && !drawn.extra && drawn.key === treeKey(words, direction, options)
+      && container.contains(drawn.svg)) {
+    updateDrawn(drawn, words, options);
+    return drawn.scale;
+  }
+  return drawFresh(container, words, direction, options);
+}
+
+function drawFresh(container, words, direction, options) {
   container.replaceChildren();
-  if (!words.length) return;
-  const measure = measurer();
+  container.$tree = null;
+  if (!words.length) return 1;
   const level = options.compact ? 18 : LEVEL;
   const { centres, total } = layout(words, direction, measure);
-  const arcs = arcLevels(words, options.extraArcs ?? []);
-  const maxLevel = arcs.reduce((m, a) => Math.max(m, a.level), 0);
-  const baseline = (maxLevel + 1.5) * level;
-  const height = baseline + 48;
-  const scale = options.compact ? 0.72 : 1;
+  const scale = options.compact ? 0.72 : zoomScale(options.zoom, container, total);
   const interactive = Boolean(options.onToken || options.onRoot);
   const svg = el("svg", {
-    width: total * scale, height: height * scale, viewBox: `0 0 ${total} ${height}`,
-    role: interactive ? "group" : "img", class: "tree",
-    "aria-label": `Dependency tree of ${words.length} words`,
+    role: interactive ? "group" : "img", class: "tree", "aria-label": `Dependency tree of ${words.length} words`,
   });
   const defs = el("defs");
   const marker = el("marker", { id: "arrow", viewBox: "0 0 8 8", refX: 4, refY: 8, markerWidth: 7, markerHeight: 7, orient: "auto" });
   marker.append(el("path", { d: "M 0 0 L 4 8 L 8 0 z", class: "arrow-head" }));
   defs.append(marker);
-  svg.append(defs);
-  for (const arc of arcs) drawArc(svg, arc, centres, baseline, words, options, level);
-  svg.append(rootBox(container, centres[0], baseline, measure, options));
+  const plot = el("g", { class: "plot" });
+  const arcLayer = el("g", { class: "arcs" });
+  plot.append(arcLayer, rootBox(container, centres[0], measure, options));
+  const tokens = new Map();
   for (const word of words) {
     const x = centres[word.id];
-    const token = el("g", { class: `token ${options.tokenClass ? options.tokenClass(word) : ""}`, "data-id": word.id });
+    const cls = `token ${options.tokenClass ? options.tokenClass(word) : ""}`;
+    const token = el("g", { class: cls, "data-id": word.id });
     const width = measure(word.form, FONT) + 10;
-    token.append(el("rect", { x: x - width / 2, y: baseline + 5, width, height: 38, rx: 4, class: "token-box" }));
-    token.append(el("text", { x, y: baseline + 20, class: "form" }, word.form));
-    token.append(el("text", { x, y: baseline + 38, class: "upos" }, options.compact ? String(word.id) : word.upos));
+    token.append(el("rect", { x: x - width / 2, y: 5, width, height: 38, rx: 4, class: "token-box" }));
+    token.append(el("text", { x, y: 20, class: "form" }, word.form));
+    token.append(el("text", { x, y: 38, class: "upos" }, options.compact ? String(word.id) : word.upos));
     if (options.onToken) token.addEventListener("click", (event) => options.onToken(word.id, event));
-    svg.append(token);
+    plot.append(token);
+    tokens.set(word.id, { node: token, cls });
   }
+  svg.append(defs, plot);
+  const state = { key: treeKey(words, direction, options), extra: Boolean(options.extraArcs?.length), svg, plot,
+    arcLayer, tokens, arcs: new Map(), centres, total, level, scale, baseline: null };
+  updateDrawn(state, words, options);
   container.append(svg);
+  container.$tree = state;
   if (direction === "rtl") container.scrollLeft = container.scrollWidth;
+  return scale;
+}
+
+/** Arcs (levels, paths, labels, classes), word classes and the height of a drawn tree. */
+function updateDrawn(state, words, options) {
+  const arcs = arcLevels(words, options.extraArcs ?? []);
+  const maxLevel = arcs.reduce((m, a) => Math.max(m, a.level), 0);
+  const baseline = (maxLevel + 1.5) * state.level;
+  if (baseline !== state.baseline) {
+    const height = baseline + 48;
+    state.svg.setAttribute("width", state.total * state.scale);
+    state.svg.setAttribute("height", height * state.scale);
+    state.svg.setAttribute("viewBox", `0 0 ${state.total} ${height}`);
+    state.plot.setAttribute("transform", `translate(0 ${baseline})`);
+    state.baseline = baseline;
+  }
+  const seen = new Set();
+  arcs.forEach((arc, i) => {
+    const key = arc.extra ? `x${i}` : arc.dep;
+    seen.add(key);
+    const look = arcLook(arc, state.centres, words, options, state.level);
+    const drawn = state.arcs.get(key);
+    if (drawn) patchArc(drawn, look);
+    else state.arcs.set(key, drawArc(state.arcLayer, arc, look));
+  });
+  for (const [key, drawn] of state.arcs) {
+    if (!seen.has(key)) { drawn.group.remove(); state.arcs.delete(key); }
+  }
+  if (!options.tokenClass) return;
+  for (const word of words) {
+    const token = state.tokens.get(word.id);
+    const cls = `token ${options.tokenClass(word)}`;
+    if (token.cls !== cls) {
+      for (const name of token.cls.split(" ")) if (name) token.node.classList.remove(name);
+      for (const name of cls.split(" ")) if (name) token.node.classList.add(name);
+      token.cls = cls;
+    }
+  }
+}
+
+/** The word elements of a drawn tree by word id (for highlighting without redrawing). */
+export function tokenNode(container, id) {
+  return container.$tree?.tokens.get(id)?.node ?? null;
+}
+
+function zoomScale(zoom, container, total) {
+  if (zoom === "fit") {
+    const style = getComputedStyle(container);
+    const room = container.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    return room > 0 ? Math.min(1, room / total) : 1;
+  }
+  return typeof zoom === "number" && zoom > 0 ? zoom : 1;
 }
