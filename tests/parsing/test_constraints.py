@@ -35,7 +35,7 @@ TINY = {
     "hybrid-rtl": {"epochs": 1, "n_bits": 16},
     "neural": {"max_epochs": 1, "hidden": 32, "word_dim": 16, "beam_size": 3},
 }
-IMPLEMENTED = ["graph1", "graph2", "eager", "eager-rtl", "swap", "swap-rtl", "hybrid", "hybrid-rtl"]
+IMPLEMENTED = ["graph1", "graph2", "eager", "eager-rtl", "swap", "swap-rtl", "hybrid", "hybrid-rtl", "neural"]
 
 
 @pytest.fixture(scope="module")
