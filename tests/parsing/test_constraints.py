@@ -19,6 +19,7 @@ from parsing.constraints import Constraints, force_scores, repair_heads
 from parsing.decoders import chu_liu_edmonds, eisner
 from parsing.decoders_second_order import eisner_second_order
 from parsing.members import build_member
+from parsing.pipeline import ModelBundle, load_models, train_models
 from parsing.trees import is_tree
 from parsing.types import Sentence
 
@@ -135,3 +136,47 @@ def test_member_output_is_a_fixed_point(name: str, wolof: Data) -> None:
     for before, after in zip(free, again, strict=True):
         assert after.heads.tolist() == before.heads.tolist()
         assert after.deprels == before.deprels
+
+
+# ------------------------------------------------------------------ the ensemble
+
+
+@pytest.fixture(scope="module")
+def bundle(wolof: Data, tmp_path_factory: pytest.TempPathFactory) -> ModelBundle:
+    """Three tiny members (one graph, two transition) and arc voting."""
+    train, _ = wolof
+    names = ["graph1", "hybrid", "swap-rtl"]
+    out = tmp_path_factory.mktemp("constrained-bundle")
+    train_models(train, None, out, names=names, params={name: TINY[name] for name in names},
+                 ensemble="vote-uniform")
+    return load_models(out)
+
+
+def test_ensemble_keeps_random_gold_constraints(bundle: ModelBundle, wolof: Data) -> None:
+    _, dev = wolof
+    rng = np.random.default_rng(11)
+    for round_ in range(3):
+        forced = [random_constraints(s, rng, labels=round_ != 1) for s in dev]
+        members, ensemble = bundle.parse_constrained(dev, forced)
+        assert set(members) == set(bundle.parsers)
+        for i, constraint in enumerate(forced):
+            assert_kept(ensemble[i].heads, ensemble[i].deprels, constraint)
+            for parses in members.values():
+                assert_kept(parses[i].heads, parses[i].deprels, constraint)
+
+
+def test_ensemble_output_is_a_fixed_point(bundle: ModelBundle, wolof: Data) -> None:
+    _, dev = wolof
+    _, free = bundle.parse_with_ensemble(dev)
+    rng = np.random.default_rng(5)
+    forced = [Constraints.from_tree(p.heads, p.deprels, rng.choice(np.arange(1, len(p)), size=len(p) // 2,
+                                                                   replace=False))
+              for p in free]
+    _, again = bundle.parse_constrained(dev, forced)
+    assert [p.heads.tolist() for p in again] == [p.heads.tolist() for p in free]
+
+
+def test_constraints_that_do_not_fit_are_refused(bundle: ModelBundle, wolof: Data) -> None:
+    _, dev = wolof
+    with pytest.raises(ValueError, match="sentence 0"):
+        bundle.parse_constrained(dev[:1], [Constraints({len(dev[0]) + 1: 0})])
