@@ -41,6 +41,7 @@ __all__ = [
     "force_onto_votes",
     "force_scores",
     "forced_labels",
+    "keep_previous_labels",
     "decode_forced",
     "repair_heads",
     "validate_all",
@@ -256,3 +257,16 @@ def forced_labels(heads: Heads, preferred: Parse, fallback: Sequence[str],
             labels.append(fallback[dep])
     return labels
 
+
+def keep_previous_labels(parse: Parse, previous: Parse, constraints: Constraints) -> Parse:
+    """``parse`` with ``previous``'s label on every free word whose head did not change.
+
+    Re-parsing around a human's arcs should change what follows from them, not relabel arcs
+    that stayed where they were (label churn an annotator would have to check again).
+    """
+    deprels = [
+        previous.deprels[d] if d and d not in constraints.labels and parse.heads[d] == previous.heads[d]
+        else label
+        for d, label in enumerate(parse.deprels)
+    ]
+    return replace(parse, deprels=deprels)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from parsing.base import BaseParser
-from parsing.constraints import Constraints, finish_parse, validate_all
+from parsing.constraints import Constraints, finish_parse, keep_previous_labels, validate_all
 from parsing.ensemble.base import Ensemble
 from parsing.ensemble.constrained import force_combined
 from parsing.ensemble.registry import combine, fit_ensemble, load_ensemble, method_spec, save_ensemble
@@ -117,7 +117,8 @@ class ModelBundle:
 
 
     def parse_constrained(self, sentences: Sequence[Sentence], constraints: Sequence[Constraints],
-                          names: Sequence[str] | None = None, *, tags: TagMode | None = None
+                          names: Sequence[str] | None = None, *, tags: TagMode | None = None,
+                          previous: Sequence[Parse] | None = None
                           ) -> tuple[dict[str, list[Parse]], list[Parse]]:
         """:meth:`parse_with_ensemble` under forced arcs (one :class:`Constraints` per sentence).
 
@@ -127,7 +128,9 @@ class ModelBundle:
         ``predict_constrained`` and the bundle's ensemble combines the ensemble members'
         constrained trees. :func:`~parsing.ensemble.constrained.force_combined` then forces the arcs and
         labels onto the combined tree (members weighted as in the vote shares), so every
-        returned tree contains the constraints.
+        returned tree contains the constraints. With ``previous`` (the ensemble trees shown
+        before this re-parse, one per sentence), a free word whose head did not change keeps
+        its previous label (:func:`~parsing.constraints.keep_previous_labels`).
 
         Raises:
             ValueError: no fitted ensemble, or constraints that do not fit a sentence.
@@ -166,6 +169,9 @@ class ModelBundle:
                            constraints[i])
             for i, tree in enumerate(combined)
         ]
+        if previous is not None:
+            forced = [keep_previous_labels(tree, before, c)
+                      for tree, before, c in zip(forced, previous, constraints, strict=True)]
         if (tags or self.tags) == "predicted":
             for member_parses in [*parses.values(), forced]:
                 _record_tags(member_parses, prepared)

@@ -15,13 +15,13 @@ import pytest
 
 from parsing.base import BaseParser
 from parsing.conllu_io import load_sentences
-from parsing.constraints import Constraints, force_scores, repair_heads
+from parsing.constraints import Constraints, force_scores, keep_previous_labels, repair_heads
 from parsing.decoders import chu_liu_edmonds, eisner
 from parsing.decoders_second_order import eisner_second_order
 from parsing.members import build_member
 from parsing.pipeline import ModelBundle, load_models, train_models
 from parsing.trees import is_tree
-from parsing.types import Sentence
+from parsing.types import Parse, Sentence
 
 Data = tuple[list[Sentence], list[Sentence]]
 
@@ -180,3 +180,12 @@ def test_constraints_that_do_not_fit_are_refused(bundle: ModelBundle, wolof: Dat
     _, dev = wolof
     with pytest.raises(ValueError, match="sentence 0"):
         bundle.parse_constrained(dev[:1], [Constraints({len(dev[0]) + 1: 0})])
+
+
+def test_previous_labels_stay_on_arcs_that_did_not_move() -> None:
+    before = Parse(np.array([-1, 2, 0, 2]), ["", "nsubj", "root", "obj"])
+    after = Parse(np.array([-1, 3, 0, 2]), ["", "nmod", "root", "iobj"])
+    kept = keep_previous_labels(after, before, Constraints({1: 3}))
+    assert kept.deprels == ["", "nmod", "root", "obj"]  # word 1 moved: its new label stays
+    forced = keep_previous_labels(after, before, Constraints({3: 2}, {3: "iobj"}))
+    assert forced.deprels[3] == "iobj"
