@@ -76,6 +76,10 @@ class Constraints:
     def __len__(self) -> int:
         return len(self.heads)
 
+    def __reduce__(self) -> tuple[type[Constraints], tuple[dict[int, int], dict[int, str]]]:
+        """Pickle as plain dicts (a mapping proxy does not pickle), e.g. for worker processes."""
+        return (Constraints, (dict(self.heads), dict(self.labels)))
+
     @classmethod
     def from_tree(cls, heads: ArrayLike, deprels: Sequence[str] | None, words: ArrayLike) -> Constraints:
         """The arcs (and labels, when ``deprels`` is given) of ``heads`` for the given words."""

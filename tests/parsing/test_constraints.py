@@ -189,3 +189,13 @@ def test_previous_labels_stay_on_arcs_that_did_not_move() -> None:
     assert kept.deprels == ["", "nmod", "root", "obj"]  # word 1 moved: its new label stays
     forced = keep_previous_labels(after, before, Constraints({3: 2}, {3: "iobj"}))
     assert forced.deprels[3] == "iobj"
+
+
+def test_constraints_are_frozen_and_pickle() -> None:
+    import pickle
+
+    forced = Constraints({1: 2, 2: 0}, {1: "nsubj"})
+    with pytest.raises(TypeError):
+        forced.heads[1] = 0  # type: ignore[index]
+    again = pickle.loads(pickle.dumps(forced))
+    assert dict(again.heads) == {1: 2, 2: 0} and dict(again.labels) == {1: "nsubj"}
