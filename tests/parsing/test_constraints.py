@@ -17,7 +17,7 @@ from parsing.base import BaseParser
 from parsing.conllu_io import load_sentences
 from parsing.constraints import Constraints, force_scores, keep_previous_labels, repair_heads
 from parsing.decoders import chu_liu_edmonds, eisner
-from parsing.decoders_second_order import eisner_second_order
+from parsing.decoders_second_order import eisner_second_order, second_order_rearrange
 from parsing.members import build_member
 from parsing.pipeline import ModelBundle, load_models, train_models
 from parsing.trees import is_tree
@@ -96,7 +96,12 @@ def test_forced_decoders_never_pick_a_forbidden_arc() -> None:
             assert_kept(heads, [""] * (n + 1), forced)
         words = rng.choice(np.arange(1, n + 1), size=int(rng.integers(0, n + 1)), replace=False)
         forced = Constraints.from_tree(gold_projective, None, words)
-        heads = eisner_second_order(force_scores(scores, forced), rng.normal(size=(n + 1,) * 3))
+        siblings = rng.normal(size=(n + 1,) * 3)
+        heads = eisner_second_order(force_scores(scores, forced), siblings)
+        assert_kept(heads, [""] * (n + 1), forced)
+        forced = Constraints.from_tree(gold, None, words)  # possibly non-projective
+        start = chu_liu_edmonds(force_scores(scores, forced))
+        heads = second_order_rearrange(start, force_scores(scores, forced), siblings)
         assert_kept(heads, [""] * (n + 1), forced)
 
 
