@@ -346,16 +346,20 @@ class TransitionParser(BaseParser):
         arc-standard-swap), in the member's own positions (reversed for right-to-left).
         Pseudo-projective members decode a projective tree while the constraints are on the
         original one, and the single-root post-processing may move a forced ROOT child: the
-        deprojectivised, post-processed tree is checked, and a missing forced arc is
-        repaired in by :func:`~parsing.constraints.finish_parse` (the tree with the forced
-        arcs that keeps most of the member's arcs, weighted by its confidence).
+        deprojectivised, post-processed tree is checked. When the guided parse misses a forced
+        arc (it left the reachable region: a non-projective forced arc for the projective
+        systems, a stranded one for swap) it is dropped, and the forced arcs are repaired into
+        the unconstrained parse instead by :func:`~parsing.constraints.finish_parse` (the tree
+        with the forced arcs that keeps most of the member's arcs, weighted by its
+        confidence): a derailed greedy parse is worse than the member's own tree.
         """
         validate_all([len(s) for s in sentences], constraints)
         free = self.predict(sentences)
         parses = []
         for sentence, parse, forced in zip(sentences, free, constraints, strict=True):
             if not forced.satisfied_by(parse.heads):
-                parse = self._parse(sentence, forced)
+                guided = self._parse(sentence, forced)
+                parse = guided if forced.satisfied_by(guided.heads) else parse
             parses.append(finish_parse(parse, forced))
         return parses
 
