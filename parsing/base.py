@@ -17,6 +17,7 @@ from typing import ClassVar, Self
 
 from sklearn.base import BaseEstimator
 
+from parsing.constraints import Constraints
 from parsing.persist import load_model, save_model
 from parsing.types import Parse, Sentence
 
@@ -39,6 +40,17 @@ class BaseParser(BaseEstimator, ABC):  # type: ignore[misc]
     def predict(self, sentences: Sequence[Sentence]) -> list[Parse]:
         """Parse sentences (their gold heads, if any, are ignored); one :class:`Parse` each,
         with ``arc_scores`` filled in."""
+
+    def predict_constrained(self, sentences: Sequence[Sentence],
+                            constraints: Sequence[Constraints]) -> list[Parse]:
+        """Parse ``sentences`` keeping every forced arc (and forced label) of ``constraints``
+        (one :class:`~parsing.constraints.Constraints` per sentence): each parse is a tree
+        with one ROOT child containing them. Members that support it override this.
+
+        Raises:
+            NotImplementedError: the parser has no constrained decoding.
+        """
+        raise NotImplementedError(f"{type(self).__name__} ({self.name}) cannot parse under constraints")
 
     def save(self, path: str | Path) -> None:
         """Write the fitted parser to ``path``."""

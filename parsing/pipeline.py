@@ -25,8 +25,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from parsing.base import BaseParser
+from parsing.constraints import Constraints, finish_parse, keep_previous_labels, validate_all
 from parsing.ensemble.base import Ensemble
+from parsing.ensemble.constrained import force_combined
 from parsing.ensemble.registry import combine, fit_ensemble, load_ensemble, method_spec, save_ensemble
+from parsing.ensemble.voting import ensemble_vote_weights
 from parsing.members import MEMBERS, build_member, member_names
 from parsing.persist import load_model
 from parsing.types import Parse, Sentence
@@ -111,6 +114,69 @@ class ModelBundle:
                 _record_tags(member_parses, prepared)
         shown = names or list(self.parsers)
         return {name: parses[name] for name in shown}, combined
+
+
+    def parse_constrained(self, sentences: Sequence[Sentence], constraints: Sequence[Constraints],
+                          names: Sequence[str] | None = None, *, tags: TagMode | None = None,
+                          previous: Sequence[Parse] | None = None
+                          ) -> tuple[dict[str, list[Parse]], list[Parse]]:
+        """:meth:`parse_with_ensemble` under forced arcs (one :class:`Constraints` per sentence).
+
+        A sentence whose unconstrained ensemble tree already holds every forced arc keeps it
+        (the human confirmed what the ensemble said); a member's unconstrained parse that holds
+        them is kept too. Otherwise the members parse the sentence with
+        ``predict_constrained`` and the bundle's ensemble combines the ensemble members'
+        constrained trees. :func:`~parsing.ensemble.constrained.force_combined` then forces the arcs and
+        labels onto the combined tree (members weighted as in the vote shares), so every
+        returned tree contains the constraints. With ``previous`` (the ensemble trees shown
+        before this re-parse, one per sentence), a free word whose head did not change keeps
+        its previous label (:func:`~parsing.constraints.keep_previous_labels`).
+
+        Raises:
+            ValueError: no fitted ensemble, or constraints that do not fit a sentence.
+            NotImplementedError: a member without constrained decoding.
+        """
+        if self.ensemble is None:
+            raise ValueError("this model has no ensemble; train it with --ensemble METHOD")
+        prepared = self.prepare(sentences, tags)
+        validate_all([len(s) for s in prepared], constraints)
+        wanted = list(dict.fromkeys([*(names or self.parsers), *self.ensemble_members]))
+        missing = [name for name in wanted if name not in self.parsers]
+        if missing:
+            raise ValueError(f"model has no parser {', '.join(missing)}; it has {', '.join(self.parsers)}")
+        parses = self.parse(prepared, wanted, tags="gold")
+        combined = combine(self.ensemble, self.ensemble_members, prepared, parses)
+        redo = [i for i, (tree, forced) in enumerate(zip(combined, constraints, strict=True))
+                if not forced.satisfied_by(tree.heads)]
+        for name in wanted:  # members re-parse where they (or the ensemble) miss a forced arc
+            own = parses[name]
+            chosen = sorted({*redo, *(i for i, forced in enumerate(constraints)
+                                      if not forced.satisfied_by(own[i].heads))})
+            again = self.parsers[name].predict_constrained([prepared[i] for i in chosen],
+                                                           [constraints[i] for i in chosen])
+            for i, parse in zip(chosen, again, strict=True):
+                own[i] = parse
+            parses[name] = [finish_parse(p, forced) for p, forced in zip(own, constraints, strict=True)]
+        if redo:
+            recombined = combine(self.ensemble, self.ensemble_members, [prepared[i] for i in redo],
+                                 {name: [parses[name][i] for i in redo] for name in self.ensemble_members})
+            for i, tree in zip(redo, recombined, strict=True):
+                combined[i] = tree
+        weights = ensemble_vote_weights(self.ensemble, self.ensemble_members, self.ensemble_members)
+        member_weights = [weights[name] for name in self.ensemble_members]
+        forced = [
+            force_combined(tree, [parses[name][i] for name in self.ensemble_members], member_weights,
+                           constraints[i])
+            for i, tree in enumerate(combined)
+        ]
+        if previous is not None:
+            forced = [keep_previous_labels(tree, before, c)
+                      for tree, before, c in zip(forced, previous, constraints, strict=True)]
+        if (tags or self.tags) == "predicted":
+            for member_parses in [*parses.values(), forced]:
+                _record_tags(member_parses, prepared)
+        shown = names or list(self.parsers)
+        return {name: parses[name] for name in shown}, forced
 
 
 def _record_tags(parses: Sequence[Parse], prepared: Sequence[Sentence]) -> None:

@@ -92,6 +92,18 @@ def vote_share(member_heads: ArrayLike, weights: ArrayLike, heads: ArrayLike) ->
     return share
 
 
+def ensemble_vote_weights(
+    ensemble: object, combined: Sequence[str], names: Sequence[str]
+) -> dict[str, float]:
+    """Each member's weight in vote shares: the fitted voting ensemble's own (``weights_`` over
+    the members it combines, in order), 1 for every member otherwise."""
+    learned = getattr(ensemble, "weights_", None)
+    weights = {name: 1.0 for name in names}
+    if learned is not None and np.ndim(learned) == 1 and len(learned) == len(combined):
+        weights.update({name: float(w) for name, w in zip(combined, learned, strict=True) if name in weights})
+    return weights
+
+
 def combine_votes(
     parses: Sequence[Parse], weights: ArrayLike, *, projective: bool = False, single_root: bool = True
 ) -> Parse:

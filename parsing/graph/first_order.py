@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from parsing.constraints import Constraints, decode_forced
 from parsing.decoders import mst
 from parsing.graph.model import GraphParser, Weights, _arc_scores
 from parsing.graph.templates import IntArray
@@ -86,8 +87,11 @@ class FirstOrderParser(GraphParser):
         self.labeller_C = labeller_C
         self.random_state = random_state
 
-    def _decode(self, tokens: IntArray, arcs: IntArray, weights: Weights) -> tuple[Heads, Scores]:
+    def _decode(self, tokens: IntArray, arcs: IntArray, weights: Weights,
+                constraints: Constraints | None = None) -> tuple[Heads, Scores]:
         scores = _arc_scores(arcs, weights)
+        if constraints is not None:
+            return decode_forced(scores, constraints, projective=self.projective), scores
         return mst(scores, projective=self.projective), scores
 
     def _tree_features(self, tokens: IntArray, arcs: IntArray, heads: Heads) -> IntArray:

@@ -35,6 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from parsing.base import BaseParser
+from parsing.constraints import Constraints, validate_all
 from parsing.graph.templates import IntArray, TokenEncoder, arc_features, null_index
 from parsing.labeller import ArcLabeller
 from parsing.learn import AveragedPerceptron
@@ -68,8 +69,11 @@ class GraphParser(BaseParser):
     n_iter_: int
 
     @abstractmethod
-    def _decode(self, tokens: IntArray, arcs: IntArray, weights: Weights) -> tuple[Heads, Scores]:
-        """Best tree of a sentence and its arc scores (``-inf`` on row 0 and the diagonal)."""
+    def _decode(self, tokens: IntArray, arcs: IntArray, weights: Weights,
+                constraints: Constraints | None = None) -> tuple[Heads, Scores]:
+        """Best tree of a sentence and its arc scores (``-inf`` on row 0 and the diagonal);
+        with ``constraints`` the best tree containing the forced arcs (the returned scores
+        are the unforced ones)."""
 
     @abstractmethod
     def _tree_features(self, tokens: IntArray, arcs: IntArray, heads: Heads) -> IntArray:
@@ -175,20 +179,39 @@ class GraphParser(BaseParser):
             probability-like score of each chosen label; the full label distributions are
             :meth:`ArcLabeller.predict_proba` of ``labeller_``.
         """
+        return self._parse_all(sentences, [None] * len(sentences))
+
+    def predict_constrained(self, sentences: Sequence[Sentence],
+                            constraints: Sequence[Constraints]) -> list[Parse]:
+        """Parse with forced arcs: the decoder sees each constrained word's row ``-inf`` except
+        at its forced head (:func:`~parsing.constraints.force_scores`), so the tree is the
+        model's best among those containing the constraints (exactly for the first-order
+        decoders; second-order as approximately as :meth:`predict`). The labeller labels the
+        tree; forced labels replace its choice. ``arc_scores`` as in :meth:`predict`."""
+        validate_all([len(s) for s in sentences], constraints)
+        return self._parse_all(sentences, list(constraints))
+
+    def _parse_all(self, sentences: Sequence[Sentence],
+                   constraints: Sequence[Constraints | None]) -> list[Parse]:
         trees: list[Heads] = []
         confidences: list[NDArray[np.float64]] = []
-        for sentence in sentences:
+        for sentence, forced in zip(sentences, constraints, strict=True):
             tokens = self.encoder_.encode(sentence)
-            heads, scores = self._decode(tokens, arc_features(tokens, n_bits=self.n_bits), self.weights_)
+            heads, scores = self._decode(tokens, arc_features(tokens, n_bits=self.n_bits), self.weights_,
+                                         forced)
             trees.append(heads)
             confidences.append(_chosen_softmax(scores, heads))
         if not sentences:
             return []
         parses = []
         label_proba = self.labeller_.predict_proba(sentences, trees)
-        for heads, confidence, proba in zip(trees, confidences, label_proba, strict=True):
+        rows = zip(trees, confidences, label_proba, constraints, strict=True)
+        for heads, confidence, proba, forced in rows:
             chosen = np.concatenate([[np.nan], proba[1:].max(axis=1)])
-            parses.append(Parse(heads=heads, deprels=self.labeller_.labels_of(proba),
+            deprels = self.labeller_.labels_of(proba)
+            for dep, label in (forced.labels.items() if forced is not None else ()):
+                deprels[dep] = label
+            parses.append(Parse(heads=heads, deprels=deprels,
                                 arc_scores=confidence, extras={"label_proba": chosen}))
         return parses
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from parsing.constraints import Constraints, decode_forced, force_scores
 from parsing.decoders import mst
 from parsing.decoders_second_order import eisner_second_order, second_order_rearrange
 from parsing.graph.model import GraphParser, Weights, _arc_scores
@@ -124,12 +125,25 @@ class SecondOrderParser(GraphParser):
         siblings[head, sibling, child] = weights[features].sum(axis=-1, dtype=np.float64)
         return np.where(allowed, scores, -np.inf), siblings
 
-    def _decode(self, tokens: IntArray, arcs: IntArray, weights: Weights) -> tuple[Heads, Scores]:
+    def _decode(self, tokens: IntArray, arcs: IntArray, weights: Weights,
+                constraints: Constraints | None = None) -> tuple[Heads, Scores]:
+        """Second-order decoding; with ``constraints`` the arc scores are forced first
+        (:func:`~parsing.constraints.force_scores`), so pruning keeps each forced arc (the only
+        finite one of its row) and every decoder excludes the other heads. When the forced
+        arcs admit no projective tree, rearrangement starts from the first-order forced tree."""
         scores = _arc_scores(arcs, weights)
+        forced = scores if constraints is None else force_scores(scores, constraints)
         if len(scores) - 1 > self.max_length:
+            if constraints is not None:
+                return decode_forced(scores, constraints, projective=not self.non_projective), scores
             return mst(scores, projective=not self.non_projective), scores
-        pruned, siblings = self._tables(tokens, scores, weights)
-        heads = eisner_second_order(pruned, siblings)
+        pruned, siblings = self._tables(tokens, forced, weights)
+        try:
+            heads = eisner_second_order(pruned, siblings)
+        except ValueError:
+            if constraints is None:
+                raise
+            heads = decode_forced(pruned, constraints)  # non-projective forced arcs
         if self.non_projective:
             heads = second_order_rearrange(heads, pruned, siblings)
         return heads, scores

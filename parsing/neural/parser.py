@@ -24,11 +24,23 @@ from numpy.typing import NDArray
 from threadpoolctl import threadpool_limits
 
 from parsing.base import BaseParser
+from parsing.constraints import Constraints, finish_parse, validate_all
 from parsing.features import UNKNOWN, Vocabulary
 from parsing.metrics import evaluate
 from parsing.neural import network, system
-from parsing.neural.search import ActionSpace, Hypothesis, Scorer, beam_search, greedy, step_inputs
-from parsing.transition.state import State
+from parsing.neural.batch import Configurations
+from parsing.neural.search import (
+    ActionSpace,
+    Hypothesis,
+    Restriction,
+    Scorer,
+    beam_search,
+    greedy,
+    step_inputs,
+)
+from parsing.transition.arc_hybrid import ArcHybrid
+from parsing.transition.constrained import ConstraintGuide
+from parsing.transition.state import Action, State
 from parsing.transition.training import widen_label_columns
 from parsing.types import Heads, Parse, Sentence
 
@@ -471,6 +483,53 @@ class NeuralTransitionParser(BaseParser):
         ``extras["kbest"] = [(heads, deprels, probability), ...]`` (best first, probabilities
         normalised over the list) and ``arc_scores[d]`` the k-best posterior of ``d``'s arc."""
         return [self._parse(kbest, 0) for kbest in self._kbest(sentences, self.beam_size)]
+
+    def predict_constrained(self, sentences: Sequence[Sentence],
+                            constraints: Sequence[Constraints]) -> list[Parse]:
+        """Parse keeping the forced arcs and labels (one :class:`Constraints` per sentence).
+
+        A sentence whose beam-search parse (:meth:`predict`) has every forced arc keeps it.
+        Otherwise beam search runs again and prunes every extension that breaks a forced arc:
+        a live hypothesis may only take the arc-hybrid moves of zero dynamic-oracle cost with
+        respect to the forced arcs (:class:`~parsing.transition.constrained.ConstraintGuide`;
+        arc-hybrid is arc-decomposable) and the forced label. The tree is deprojectivised and
+        checked; forced arcs the projective system could not build (non-projective ones) are
+        repaired in by :func:`~parsing.constraints.finish_parse`. ``arc_scores`` are the
+        k-best posteriors of the constrained beam.
+        """
+        validate_all([len(s) for s in sentences], constraints)
+        free = self.predict(sentences)
+        redo = [i for i, (parse, forced) in enumerate(zip(free, constraints, strict=True))
+                if not forced.satisfied_by(parse.heads)]
+        parses = list(free)
+        for chunk in self._chunks([sentences[i] for i in redo]):
+            picked = [redo[j] for j in chunk]
+            scorer, offsets = self._scorer([sentences[i] for i in picked])
+            lengths = [len(sentences[i]) for i in picked]
+            restrict = self._restriction([constraints[i] for i in picked], lengths)
+            beams = beam_search(scorer, self.space_, lengths, offsets, beam=self.beam_size, restrict=restrict)
+            for i, beam in zip(picked, beams, strict=True):
+                parses[i] = self._parse(self._distribution(beam), 0)
+        return [finish_parse(parse, forced) for parse, forced in zip(parses, constraints, strict=True)]
+
+    def _restriction(self, constraints: Sequence[Constraints], lengths: Sequence[int]) -> Restriction:
+        """The beam's pruning for the sentences of one chunk (see :meth:`predict_constrained`)."""
+        n_labels = self.space_.n_labels
+        class_actions = np.array([int(Action.SHIFT), *[int(Action.LEFT_ARC)] * n_labels,
+                                  *[int(Action.RIGHT_ARC)] * n_labels], dtype=np.intp)
+        class_labels = np.array([-1, *range(n_labels), *range(n_labels)], dtype=np.intp)
+        index = {label: number for number, label in enumerate(self.labels_, start=1)}
+        guides = [ConstraintGuide.build(forced, n, index, class_actions, class_labels, dynamic=True)
+                  for forced, n in zip(constraints, lengths, strict=True)]
+        hybrid = ArcHybrid()
+
+        def restrict(rows: Configurations, owner: IntArray, valid: NDArray[np.bool_]) -> NDArray[np.bool_]:
+            allowed = valid.copy()
+            for row, sentence in enumerate(owner.tolist()):
+                allowed[row] = guides[sentence].allowed(hybrid, rows.state(row), valid[row])
+            return allowed
+
+        return restrict
 
     def predict_kbest(self, sentences: Sequence[Sentence], k: int) -> list[list[Parse]]:
         """Each sentence's k-best list (at most ``k`` distinct trees, most probable first) as

@@ -27,6 +27,9 @@ IntArray = NDArray[np.int64]
 BoolArray = NDArray[np.bool_]
 Scorer = Callable[[IntArray, IntArray, BoolArray], NDArray[np.floating]]
 """``(token_rows (B, 18), label_ids (B, 12), valid (B, A)) -> log P (B, A)``."""
+Restriction = Callable[[Configurations, IntArray, BoolArray], BoolArray]
+"""``(rows, owner (H,), valid (H, A)) -> allowed (H, A)``: the actions each live hypothesis
+may take (constrained parsing prunes the extensions that break a forced arc)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +117,8 @@ def greedy(scorer: Scorer, space: ActionSpace, lengths: Sequence[int], offsets: 
 
 
 def beam_search(
-    scorer: Scorer, space: ActionSpace, lengths: Sequence[int], offsets: IntArray, *, beam: int
+    scorer: Scorer, space: ActionSpace, lengths: Sequence[int], offsets: IntArray, *, beam: int,
+    restrict: Restriction | None = None,
 ) -> list[list[Hypothesis]]:
     """Each sentence's final beam, best first: up to ``beam`` complete derivations.
 
@@ -123,7 +127,8 @@ def beam_search(
     ``beam`` best extensions and moves the copied rows. Ties are broken by the order of the
     candidates (parent rank, then action index), so ``beam=1`` takes the most probable
     action at every step (:func:`greedy`). A sentence's rows all finish at the same step
-    (arc-hybrid takes ``2n`` moves).
+    (arc-hybrid takes ``2n`` moves). With ``restrict`` the valid actions of every live row are
+    narrowed by it before scoring (an extension it forbids is never kept).
     """
     n_actions = space.n_actions
     rows = Configurations.start(lengths)
@@ -144,6 +149,8 @@ def beam_search(
             top, rows.buffer_front(), rows.heads, rows.leftmost, rows.rightmost, rows.labels, offsets[owner]
         )
         valid = space.mask(rows.valid_moves(top), top[:, 1] == 0)
+        if restrict is not None:
+            valid = restrict(rows, owner, valid)
         totals = scorer(token_rows, label_ids, valid) + log_prob[:, None]
         # Candidates of sentence j: row j of a (sentences, beam * A) matrix, -inf padded;
         # candidate c extends the sentence's hypothesis of rank c // A with action c % A.

@@ -6,8 +6,9 @@ annotator can leave them to the parsers. :func:`partial_tree` is what such an an
 ``threshold`` gets its true head and label (a *human-touched* word, confirmed or fixed);
 every other word keeps the ensemble's arc. Forcing the human arcs can make the ensemble's
 other arcs inconsistent (a cycle through a fixed word), so the tree is decoded again over
-the members' votes with the human arcs forced and the ensemble's arcs strongly preferred:
-the result is always a tree, equal to the ensemble's wherever that agrees with the human arcs.
+the members' votes with the human arcs forced and the ensemble's arcs strongly preferred
+(:func:`parsing.ensemble.constrained.force_combined`, the constrained ensemble's step): the
+result is always a tree, equal to the ensemble's wherever that agrees with the human arcs.
 
 Conventions (see :mod:`parsing`): index 0 is ROOT, ``heads[0] == -1``, ``scores[dep, head]``.
 """
@@ -20,14 +21,14 @@ from dataclasses import replace
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from parsing.ensemble.base import reparse, stack_heads, vote_labels
-from parsing.ensemble.voting import vote_matrix, vote_share
+from parsing.constraints import Constraints
+from parsing.ensemble.base import stack_heads
+from parsing.ensemble.constrained import force_combined
+from parsing.ensemble.voting import vote_share
 from parsing.types import Parse, Sentence
 
 __all__ = ["doubtful_words", "partial_tree"]
 
-_PREFERRED = 1000.0
-"""Bonus of the ensemble's own arc for an untouched word: far above any member vote total."""
 
 
 def doubtful_words(member_parses: Sequence[Parse], ensemble: Parse, weights: ArrayLike,
@@ -74,23 +75,7 @@ def partial_tree(gold: Sentence, member_parses: Sequence[Parse], ensemble: Parse
         (['', 'root', 'dep'], [False, False, False])
     """
     touched = doubtful_words(member_parses, ensemble, weights, threshold)
-    votes = vote_matrix(stack_heads(member_parses), weights)
-    size = votes.shape[0]
-    for dep in range(1, size):
-        if touched[dep]:
-            votes[dep, :] = -np.inf
-            votes[dep, int(gold.heads[dep])] = _PREFERRED
-        else:
-            head = int(ensemble.heads[dep])
-            votes[dep, head] = (votes[dep, head] if np.isfinite(votes[dep, head]) else 0.0) + _PREFERRED
-    heads = reparse(votes)
-    fallback = vote_labels(heads, member_parses, weights)
-    deprels = [""]
-    for dep in range(1, size):
-        if touched[dep]:
-            deprels.append(gold.deprels[dep])
-        elif heads[dep] == ensemble.heads[dep]:
-            deprels.append(ensemble.deprels[dep])
-        else:
-            deprels.append(fallback[dep])
-    return replace(gold, heads=heads, deprels=deprels), touched
+    words = np.flatnonzero(touched)
+    human = Constraints.from_tree(gold.heads, gold.deprels, words)
+    tree = force_combined(ensemble, member_parses, weights, human)
+    return replace(gold, heads=tree.heads, deprels=tree.deprels), touched

@@ -36,7 +36,7 @@ from sklearn.base import BaseEstimator
 
 from parsing.ensemble.base import stack_heads
 from parsing.ensemble.registry import DEFAULT_METHOD
-from parsing.ensemble.voting import vote_share
+from parsing.ensemble.voting import ensemble_vote_weights, vote_share
 from parsing.pipeline import load_models, train_models
 from parsing.types import Parse, Sentence
 
@@ -323,18 +323,6 @@ def automatic_trees(
         shared = [_with_tree(pool[i], ensemble_parses[i]) for i in chosen]
         return {name: list(shared) for name in names}
     return {name: [_with_tree(pool[i], member_parses[name][i]) for i in chosen] for name in names}
-
-
-def ensemble_vote_weights(
-    ensemble: object, combined: Sequence[str], names: Sequence[str]
-) -> dict[str, float]:
-    """Each member's weight in vote shares: the fitted voting ensemble's own (``weights_`` over
-    the members it combines, in order), 1 for every member otherwise."""
-    learned = getattr(ensemble, "weights_", None)
-    weights = {name: 1.0 for name in names}
-    if learned is not None and np.ndim(learned) == 1 and len(learned) == len(combined):
-        weights.update({name: float(w) for name, w in zip(combined, learned, strict=True) if name in weights})
-    return weights
 
 
 # --------------------------------------------------------------------------- meta-estimator

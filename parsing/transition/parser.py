@@ -57,9 +57,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from parsing.base import BaseParser
+from parsing.constraints import Constraints, finish_parse, validate_all
 from parsing.features import Vocabulary
 from parsing.learn import AveragedPerceptron
 from parsing.transition.arc_swap import ArcSwap, SwapGold
+from parsing.transition.constrained import ConstraintGuide
 from parsing.transition.probabilities import action_probabilities, action_probability
 from parsing.transition.pseudo_projective import deprojectivize, projectivize
 from parsing.transition.state import ARC_ACTIONS, NONE, Action, State, TransitionSystem
@@ -332,17 +334,56 @@ class TransitionParser(BaseParser):
         """The reference: :meth:`_parse` on each sentence alone (``predict`` gives the same)."""
         return [self._parse(sentence) for sentence in sentences]
 
-    def _parse(self, sentence: Sentence) -> Parse:
-        """One sentence, one state at a time (the reference for :meth:`_parse_batch`)."""
+    def predict_constrained(self, sentences: Sequence[Sentence],
+                            constraints: Sequence[Constraints]) -> list[Parse]:
+        """Parse keeping the forced arcs and labels (one :class:`Constraints` per sentence).
+
+        A sentence whose greedy parse (:meth:`predict`) already has every forced arc keeps
+        it (forced labels written in). Otherwise it is parsed again greedily, choosing at each
+        step among the moves that keep every forced arc buildable
+        (:class:`~parsing.transition.constrained.ConstraintGuide`: the dynamic oracle's
+        arc-decomposable cost for arc-eager and arc-hybrid, a feasibility check for
+        arc-standard-swap), in the member's own positions (reversed for right-to-left).
+        Pseudo-projective members decode a projective tree while the constraints are on the
+        original one, and the single-root post-processing may move a forced ROOT child: the
+        deprojectivised, post-processed tree is checked. When the guided parse misses a forced
+        arc (it left the reachable region: a non-projective forced arc for the projective
+        systems, a stranded one for swap) it is dropped, and the forced arcs are repaired into
+        the unconstrained parse instead by :func:`~parsing.constraints.finish_parse` (the tree
+        with the forced arcs that keeps most of the member's arcs, weighted by its
+        confidence): a derailed greedy parse is worse than the member's own tree.
+        """
+        validate_all([len(s) for s in sentences], constraints)
+        free = self.predict(sentences)
+        parses = []
+        for sentence, parse, forced in zip(sentences, free, constraints, strict=True):
+            if not forced.satisfied_by(parse.heads):
+                guided = self._parse(sentence, forced)
+                parse = guided if forced.satisfied_by(guided.heads) else parse
+            parses.append(finish_parse(parse, forced))
+        return parses
+
+    def _guide(self, constraints: Constraints, n: int) -> ConstraintGuide:
+        internal = constraints.reversed(n) if self.right_to_left else constraints
+        labels = np.array([label for _, label in self._class_moves()], dtype=np.intp)
+        return ConstraintGuide.build(internal, n, self.labels_.index, self.class_actions_, labels,
+                                     dynamic=self._system().dynamic)
+
+    def _parse(self, sentence: Sentence, constraints: Constraints | None = None) -> Parse:
+        """One sentence, one state at a time (the reference for :meth:`_parse_batch`); with
+        ``constraints``, only moves that keep the forced arcs buildable (as far as possible)."""
         system = self._system()
         n = len(sentence)
         atoms = self._encode(sentence, gold=False).atoms
         state = system.initial(n)
         confidence = np.full(n + 1, np.nan)
         weights, rows_of, n_bits = self.weights_, self.rows_, self.n_bits
+        guide = self._guide(constraints, n) if constraints is not None else None
         while not system.is_terminal(state):
             scores = weights[rows_of[features(state, atoms, n_bits)]].sum(axis=0)
             valid = self._valid_classes(system, state)
+            if guide is not None:
+                valid = guide.allowed(system, state, valid)
             cls = int(np.argmax(np.where(valid, scores, -np.inf)))
             if cls >= 3:
                 dependent = system.dependent(state, Action(int(self.class_actions_[cls])))

@@ -1,0 +1,206 @@
+"""Constrained parsing: every member and the ensemble keep the forced arcs (issue 12).
+
+Property tests on real sentences (Wolof, tiny models trained once per module): random
+constraint sets drawn from the gold tree are always contained in a valid single-rooted tree;
+constraints drawn from the member's own unconstrained output change nothing. Seeded numpy
+randomness over many cases (hypothesis is not installed).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from parsing.base import BaseParser
+from parsing.conllu_io import load_sentences
+from parsing.constraints import Constraints, force_scores, keep_previous_labels, repair_heads
+from parsing.decoders import chu_liu_edmonds, eisner
+from parsing.decoders_second_order import eisner_second_order, second_order_rearrange
+from parsing.members import build_member
+from parsing.pipeline import ModelBundle, load_models, train_models
+from parsing.trees import is_tree
+from parsing.types import Parse, Sentence
+
+Data = tuple[list[Sentence], list[Sentence]]
+
+TINY = {
+    "graph1": {"max_iter": 1, "n_bits": 16},
+    "graph2": {"max_iter": 1, "n_bits": 16},
+    "eager": {"epochs": 1, "n_bits": 16},
+    "eager-rtl": {"epochs": 1, "n_bits": 16},
+    "swap": {"epochs": 1, "n_bits": 16},
+    "swap-rtl": {"epochs": 1, "n_bits": 16},
+    "hybrid": {"epochs": 1, "n_bits": 16},
+    "hybrid-rtl": {"epochs": 1, "n_bits": 16},
+    "neural": {"max_epochs": 1, "hidden": 32, "word_dim": 16, "beam_size": 3},
+}
+IMPLEMENTED = ["graph1", "graph2", "eager", "eager-rtl", "swap", "swap-rtl", "hybrid", "hybrid-rtl", "neural"]
+
+
+@pytest.fixture(scope="module")
+def wolof(ud_root: Path) -> Data:
+    """40 Wolof training sentences and 24 short dev sentences (3-25 words)."""
+    source = ud_root / "UD_Wolof-WTB"
+    train = load_sentences(source / "wo_wtb-ud-train.conllu")[:40]
+    dev = [s for s in load_sentences(source / "wo_wtb-ud-dev.conllu") if 3 <= len(s) <= 25][:24]
+    return train, dev
+
+
+_MODELS: dict[str, BaseParser] = {}
+
+
+def fitted(name: str, train: list[Sentence]) -> BaseParser:
+    if name not in _MODELS:
+        _MODELS[name] = build_member(name, **TINY[name]).fit(train)
+    return _MODELS[name]
+
+
+def random_constraints(sentence: Sentence, rng: np.random.Generator, *, labels: bool) -> Constraints:
+    """A random subset of the gold arcs (0..n words), with their labels when ``labels``."""
+    n = len(sentence)
+    words = rng.choice(np.arange(1, n + 1), size=int(rng.integers(0, n + 1)), replace=False)
+    return Constraints.from_tree(sentence.heads, sentence.deprels if labels else None, words)
+
+
+def assert_kept(heads: np.ndarray, deprels: list[str], forced: Constraints) -> None:
+    assert is_tree(heads) and np.count_nonzero(heads[1:] == 0) == 1
+    for dep, head in forced.heads.items():
+        assert heads[dep] == head, (dep, head, heads.tolist())
+    for dep, label in forced.labels.items():
+        assert deprels[dep] == label
+
+
+# ------------------------------------------------------------------ the module's own pieces
+
+
+def test_validate_rejects_what_no_tree_can_hold() -> None:
+    for bad in ({4: 1}, {1: 1}, {1: 2, 2: 1}, {1: 0, 2: 0}, {1: 5}):
+        with pytest.raises(ValueError):
+            Constraints(bad).validate(3)
+    Constraints({1: 2, 2: 0, 3: 2}, {3: "obj"}).validate(3)
+
+
+def test_forced_decoders_never_pick_a_forbidden_arc() -> None:
+    rng = np.random.default_rng(0)
+    for _ in range(150):
+        n = int(rng.integers(2, 9))
+        scores = rng.normal(size=(n + 1, n + 1))
+        gold = chu_liu_edmonds(rng.normal(size=(n + 1, n + 1)))
+        gold_projective = eisner(rng.normal(size=(n + 1, n + 1)))
+        for tree, decode in ((gold, chu_liu_edmonds), (gold_projective, eisner)):
+            words = rng.choice(np.arange(1, n + 1), size=int(rng.integers(0, n + 1)), replace=False)
+            forced = Constraints.from_tree(tree, None, words)
+            heads = decode(force_scores(scores, forced))
+            assert_kept(heads, [""] * (n + 1), forced)
+        words = rng.choice(np.arange(1, n + 1), size=int(rng.integers(0, n + 1)), replace=False)
+        forced = Constraints.from_tree(gold_projective, None, words)
+        siblings = rng.normal(size=(n + 1,) * 3)
+        heads = eisner_second_order(force_scores(scores, forced), siblings)
+        assert_kept(heads, [""] * (n + 1), forced)
+        forced = Constraints.from_tree(gold, None, words)  # possibly non-projective
+        start = chu_liu_edmonds(force_scores(scores, forced))
+        heads = second_order_rearrange(start, force_scores(scores, forced), siblings)
+        assert_kept(heads, [""] * (n + 1), forced)
+
+
+def test_repair_keeps_a_satisfying_tree_and_fixes_a_broken_one() -> None:
+    heads = np.array([-1, 2, 0, 2, 3])
+    assert repair_heads(heads, Constraints({4: 3})).tolist() == heads.tolist()
+    repaired = repair_heads(heads, Constraints({2: 4, 4: 0}))
+    assert_kept(repaired, [""] * 5, Constraints({2: 4, 4: 0}))
+    assert repaired[1] == 2  # the untouched arc stays
+
+
+# ------------------------------------------------------------------ every member
+
+
+@pytest.mark.parametrize("name", IMPLEMENTED)
+def test_member_keeps_random_gold_constraints(name: str, wolof: Data) -> None:
+    train, dev = wolof
+    parser = fitted(name, train)
+    rng = np.random.default_rng(len(name))
+    for round_ in range(3):
+        forced = [random_constraints(s, rng, labels=round_ > 0) for s in dev]
+        parses = parser.predict_constrained(dev, forced)
+        for parse, constraint in zip(parses, forced, strict=True):
+            assert_kept(parse.heads, parse.deprels, constraint)
+
+
+@pytest.mark.parametrize("name", IMPLEMENTED)
+def test_member_output_is_a_fixed_point(name: str, wolof: Data) -> None:
+    train, dev = wolof
+    parser = fitted(name, train)
+    free = parser.predict(dev)
+    rng = np.random.default_rng(7)
+    forced = [random_constraints(Sentence.from_words(s.forms[1:], heads=p.heads[1:].tolist(),
+                                                     deprels=p.deprels[1:]), rng, labels=True)
+              for s, p in zip(dev, free, strict=True)]
+    again = parser.predict_constrained(dev, forced)
+    for before, after in zip(free, again, strict=True):
+        assert after.heads.tolist() == before.heads.tolist()
+        assert after.deprels == before.deprels
+
+
+# ------------------------------------------------------------------ the ensemble
+
+
+@pytest.fixture(scope="module")
+def bundle(wolof: Data, tmp_path_factory: pytest.TempPathFactory) -> ModelBundle:
+    """Three tiny members (one graph, two transition) and arc voting."""
+    train, _ = wolof
+    names = ["graph1", "hybrid", "swap-rtl"]
+    out = tmp_path_factory.mktemp("constrained-bundle")
+    train_models(train, None, out, names=names, params={name: TINY[name] for name in names},
+                 ensemble="vote-uniform")
+    return load_models(out)
+
+
+def test_ensemble_keeps_random_gold_constraints(bundle: ModelBundle, wolof: Data) -> None:
+    _, dev = wolof
+    rng = np.random.default_rng(11)
+    for round_ in range(3):
+        forced = [random_constraints(s, rng, labels=round_ != 1) for s in dev]
+        members, ensemble = bundle.parse_constrained(dev, forced)
+        assert set(members) == set(bundle.parsers)
+        for i, constraint in enumerate(forced):
+            assert_kept(ensemble[i].heads, ensemble[i].deprels, constraint)
+            for parses in members.values():
+                assert_kept(parses[i].heads, parses[i].deprels, constraint)
+
+
+def test_ensemble_output_is_a_fixed_point(bundle: ModelBundle, wolof: Data) -> None:
+    _, dev = wolof
+    _, free = bundle.parse_with_ensemble(dev)
+    rng = np.random.default_rng(5)
+    forced = [Constraints.from_tree(p.heads, p.deprels, rng.choice(np.arange(1, len(p)), size=len(p) // 2,
+                                                                   replace=False))
+              for p in free]
+    _, again = bundle.parse_constrained(dev, forced)
+    assert [p.heads.tolist() for p in again] == [p.heads.tolist() for p in free]
+
+
+def test_constraints_that_do_not_fit_are_refused(bundle: ModelBundle, wolof: Data) -> None:
+    _, dev = wolof
+    with pytest.raises(ValueError, match="sentence 0"):
+        bundle.parse_constrained(dev[:1], [Constraints({len(dev[0]) + 1: 0})])
+
+
+def test_previous_labels_stay_on_arcs_that_did_not_move() -> None:
+    before = Parse(np.array([-1, 2, 0, 2]), ["", "nsubj", "root", "obj"])
+    after = Parse(np.array([-1, 3, 0, 2]), ["", "nmod", "root", "iobj"])
+    kept = keep_previous_labels(after, before, Constraints({1: 3}))
+    assert kept.deprels == ["", "nmod", "root", "obj"]  # word 1 moved: its new label stays
+    forced = keep_previous_labels(after, before, Constraints({3: 2}, {3: "iobj"}))
+    assert forced.deprels[3] == "iobj"
+
+
+def test_constraints_are_frozen_and_pickle() -> None:
+    import pickle
+
+    forced = Constraints({1: 2, 2: 0}, {1: "nsubj"})
+    with pytest.raises(TypeError):
+        forced.heads[1] = 0  # type: ignore[index]
+    again = pickle.loads(pickle.dumps(forced))
+    assert dict(again.heads) == {1: 2, 2: 0} and dict(again.labels) == {1: "nsubj"}
