@@ -96,31 +96,23 @@ def test_self_training_adds_automatic_trees(sample: dict[str, Path], tmp_path: P
     assert result["config"]["self_training"] == source
 
 
-class _WarmGraph(FirstOrderParser):
-    """graph1 with a ``warm_start`` hyperparameter that only records how it was fitted."""
+class _ColdGraph(FirstOrderParser):
+    """graph1 without a ``warm_start`` hyperparameter: a member that cannot continue."""
 
-    def __init__(self, *, warm_start: bool = False, max_iter: int = 10, n_bits: int = 22,
-                 random_state: int | None = 0) -> None:
+    def __init__(self, *, max_iter: int = 10, n_bits: int = 22, random_state: int | None = 0) -> None:
         super().__init__(max_iter=max_iter, n_bits=n_bits, random_state=random_state)
-        self.warm_start = warm_start
-
-    def fit(self, sentences: Any, dev: Any = None) -> _WarmGraph:
-        self.fits_ = getattr(self, "fits_", 0) + 1
-        self.warm_fits_ = getattr(self, "warm_fits_", 0) + int(self.warm_start)
-        super().fit(sentences, dev)
-        return self
 
 
 def test_warm_rounds_continue_members_that_allow_it(sample: dict[str, Path], monkeypatch: pytest.MonkeyPatch
                                                     ) -> None:
-    monkeypatch.setitem(MEMBERS, "graph1", MemberSpec("graph1", __name__, "_WarmGraph", "warm graph1"))
+    monkeypatch.setitem(MEMBERS, "graph1", MemberSpec("graph1", __name__, "_ColdGraph", "cold graph1"))
     train, dev = load_sentences(sample["train"]), load_sentences(sample["dev"])
     settings: dict[str, Any] = {
         "seed_trees": 10, "per_round": 5, "rounds": 2, "parsers": ("graph1", "eager"),
         "member_params": {"graph1": {"max_iter": 1, "n_bits": 16}, "eager": {"epochs": 1, "n_bits": 16}},
     }
     warm = run_simulation(train, dev, SimulationConfig(warm=True, **settings))
-    assert [r["warm_members"] for r in warm["rounds"]] == [[], ["graph1"], ["graph1"]]
+    assert [r["warm_members"] for r in warm["rounds"]] == [[], ["eager"], ["eager"]]
     cold = run_simulation(train, dev, SimulationConfig(warm=False, **settings))
     assert [r["warm_members"] for r in cold["rounds"]] == [[], [], []]
     assert [r["annotated_sentences"] for r in warm["rounds"]] == [10, 15, 20]
