@@ -31,7 +31,7 @@ from types import MappingProxyType
 import numpy as np
 from numpy.typing import ArrayLike
 
-from parsing.decoders import chu_liu_edmonds, mst
+from parsing.decoders import chu_liu_edmonds, last_resort, mst
 from parsing.trees import find_cycle
 from parsing.types import Heads, Parse, Scores
 
@@ -231,15 +231,8 @@ def force_onto_votes(votes: ArrayLike, preferred: ArrayLike, constraints: Constr
         heads, shape ``(n+1,)``: a single-rooted tree containing every forced arc; arcs
         nobody proposed are used only where no tree of proposed arcs exists.
     """
-    matrix = np.array(votes, dtype=np.float64, copy=True)
+    matrix = last_resort(votes)
     size = matrix.shape[0]
-    matrix[0, :] = -np.inf
-    np.fill_diagonal(matrix, -np.inf)
-    finite = np.isfinite(matrix)
-    span = float(np.abs(matrix[finite]).sum()) if finite.any() else 0.0
-    allowed = ~np.eye(size, dtype=bool)
-    allowed[0, :] = False
-    matrix[allowed & ~finite] = -(2.0 * span + 1.0)  # as ensemble.base.reparse: a last resort
     tree = np.asarray(preferred, dtype=np.intp)
     for dep in range(1, size):
         if dep not in constraints.heads and 0 <= tree[dep] < size:

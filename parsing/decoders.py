@@ -26,6 +26,7 @@ __all__ = [
     "find_cycle",
     "is_projective",
     "is_tree",
+    "last_resort",
     "mst",
     "tree_score",
 ]
@@ -303,3 +304,27 @@ def mst(scores: ArrayLike, *, projective: bool = False, single_root: bool = True
     if projective:
         return eisner(scores, single_root=single_root)
     return chu_liu_edmonds(scores, single_root=single_root)
+
+
+def last_resort(scores: ArrayLike) -> Scores:
+    """A copy of ``scores`` in which every absent (``-inf``) arc other than into ROOT or a
+    self-loop costs more than any possible total of the finite entries, so a maximum spanning
+    tree uses as few of them as it can, yet always exists (the ensemble's incomplete graphs,
+    :func:`parsing.ensemble.base.reparse`, and forced arcs, :mod:`parsing.constraints`).
+
+    Examples:
+        >>> votes = np.full((3, 3), -np.inf); votes[1, 0] = 2.0
+        >>> last_resort(votes)[2].tolist()
+        [-5.0, -5.0, -inf]
+    """
+    matrix = np.array(scores, dtype=np.float64, copy=True)
+    size = matrix.shape[0]
+    matrix[0, :] = -np.inf
+    np.fill_diagonal(matrix, -np.inf)
+    finite = np.isfinite(matrix)
+    span = float(np.abs(matrix[finite]).sum()) if finite.any() else 0.0
+    allowed = ~np.eye(size, dtype=bool)
+    allowed[0, :] = False
+    matrix[allowed & ~finite] = -(2.0 * span + 1.0)
+    scored: Scores = matrix
+    return scored

@@ -25,7 +25,7 @@ from scipy.stats import rankdata
 from sklearn.base import clone
 
 from parsing.base import BaseParser
-from parsing.decoders import mst
+from parsing.decoders import last_resort, mst
 from parsing.types import Heads, Parse, Scores, Sentence
 
 FloatArray = NDArray[np.float64]
@@ -131,16 +131,8 @@ def reparse(scores: ArrayLike, *, projective: bool = False, single_root: bool = 
         >>> reparse(votes).tolist()  # single root forces one unproposed arc
         [-1, 0, 1]
     """
-    matrix = np.array(scores, dtype=np.float64, copy=True)
-    size = matrix.shape[0]
-    matrix[0, :] = -np.inf
-    np.fill_diagonal(matrix, -np.inf)
-    finite = np.isfinite(matrix)
-    span = float(np.abs(matrix[finite]).sum()) if finite.any() else 0.0
-    allowed = ~np.eye(size, dtype=bool)
-    allowed[0, :] = False
-    matrix[allowed & ~finite] = -(2.0 * span + 1.0)
-    return mst(matrix, projective=projective, single_root=single_root)
+    return mst(last_resort(scores), projective=projective, single_root=single_root)
+
 
 
 def vote_labels(heads: ArrayLike, parses: Sequence[Parse], weights: ArrayLike) -> list[str]:
