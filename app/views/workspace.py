@@ -13,6 +13,7 @@ from app.models import Job, Sentence, Treebank
 from app.services.preannotate import DEFAULT_PARSERS, pool_has_untagged
 from app.services.queue import (
     DEFAULT_ORDER,
+    DEFAULT_ORDER_REASON,
     ORDER_HELP,
     QueueFilter,
     build_queue,
@@ -83,6 +84,7 @@ def queue(treebank_id: int) -> str:
         "workspace/queue.html", treebank=treebank, spec=spec,
         items=found.items[paging.first - 1:paging.last] if paging.total else [], paging=paging,
         matching=len(found.items), counts=found.counts, orders=ORDER_HELP, default_order=DEFAULT_ORDER,
+        default_order_reason=DEFAULT_ORDER_REASON,
         upos=upos,
         relations=relations, members=list(MEMBERS), default_parsers=DEFAULT_PARSERS,
         editor_args=spec.to_args() | ({"page": str(paging.page)} if paging.page > 1 else {}),

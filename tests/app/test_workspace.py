@@ -201,16 +201,16 @@ def test_queue_strategies_rank_as_defined_and_reviewed_sentences_leave_the_defau
         by_id = {v: k for k, v in ids.items()}
         return [by_id[item["id"]] for item in build_queue(session, treebank, QueueFilter(**spec)).items]
 
-    assert QueueFilter().order == DEFAULT_ORDER == "expected-errors"
+    assert QueueFilter().order == DEFAULT_ORDER == "disagreement"
     assert order(order="expected-errors") == ["c", "b", "a"]
     assert order(order="disagreement") == ["b", "a", "c"]
     assert order(order="entropy") == ["a", "c", "b"]
-    items = build_queue(session, treebank, QueueFilter()).items
+    items = build_queue(session, treebank, QueueFilter(order="expected-errors")).items
     assert [round(i["expected_errors"], 6) for i in items] == [2.0, 1.9, 1.8]
     states["c"].status = "reviewed"  # type: ignore[union-attr]
     session.flush()
     assert order() == ["b", "a"]  # "open" by default: reviewed sentences leave the to-do view
-    assert order(status="any") == ["c", "b", "a"] and order(status="reviewed") == ["c"]
+    assert order(status="any") == ["b", "a", "c"] and order(status="reviewed") == ["c"]
     assert QueueFilter.from_args({"status": "bogus", "order": "bogus"}) == QueueFilter()
     assert QueueFilter(status="any").to_args() == {"status": "any"}
 
@@ -219,9 +219,11 @@ def test_queue_page_explains_its_order(api: tuple[FlaskClient, dict[str, int]]) 
     client, ids = api
     treebank_id = client.get(f"/api/sentences/{ids['a']}").get_json()["sentence"]["treebank_id"]
     page = client.get(f"/workspace/treebanks/{treebank_id}").get_data(as_text=True)
-    assert "Expected errors:</strong> most expected wrong heads first" in page
+    assert "Disagreement:</strong> most disputed per word first" in page
+    assert "The default: In simulated annotation rounds" in page
     assert "Reviewed sentences are not listed" in page
     page = client.get(f"/workspace/treebanks/{treebank_id}?order=entropy&status=any").get_data(as_text=True)
+    assert "The default:" not in page
     assert "Entropy:</strong> most spread votes first" in page and "Reviewed sentences are not" not in page
 
 
