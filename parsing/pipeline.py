@@ -16,7 +16,6 @@ in use.
 from __future__ import annotations
 
 import json
-import multiprocessing
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -30,6 +29,7 @@ from parsing.ensemble.base import Ensemble
 from parsing.ensemble.constrained import force_combined
 from parsing.ensemble.registry import combine, fit_ensemble, load_ensemble, method_spec, save_ensemble
 from parsing.ensemble.voting import ensemble_vote_weights
+from parsing.forked import can_fork, parse_forked
 from parsing.members import MEMBERS, build_member, member_names
 from parsing.persist import load_model
 from parsing.types import Parse, Sentence
@@ -84,8 +84,8 @@ class ModelBundle:
         missing = [name for name in chosen if name not in self.parsers]
         if missing:
             raise ValueError(f"model has no parser {', '.join(missing)}; it has {', '.join(self.parsers)}")
-        if jobs > 1 and len(chosen) > 1 and "fork" in multiprocessing.get_all_start_methods():
-            parses = _parse_forked(self, prepared, list(chosen), jobs)
+        if jobs > 1 and len(chosen) > 1 and can_fork():
+            parses = parse_forked(self.parsers, prepared, list(chosen), jobs)
         else:
             parses = {name: self.parsers[name].predict(prepared) for name in chosen}
         if (tags or self.tags) == "predicted":
@@ -183,30 +183,6 @@ def _record_tags(parses: Sequence[Parse], prepared: Sequence[Sentence]) -> None:
     """Set each parse's ``upos`` (``n+1`` tags, ROOT first) to the tags its sentence was parsed with."""
     for parse, sentence in zip(parses, prepared, strict=True):
         parse.upos = list(sentence.upos)
-
-
-_FORKED: tuple[ModelBundle, list[Sentence]] | None = None
-"""The bundle and sentences forked workers parse (set only while :func:`_parse_forked` runs)."""
-
-
-def _parse_in_child(name: str) -> tuple[str, list[Parse]]:
-    assert _FORKED is not None, "only called in workers forked by _parse_forked"
-    bundle, prepared = _FORKED
-    return name, bundle.parsers[name].predict(prepared)
-
-
-def _parse_forked(bundle: ModelBundle, prepared: list[Sentence], names: list[str], jobs: int
-                  ) -> dict[str, list[Parse]]:
-    """Each member's parses, members spread over ``jobs`` forked worker processes."""
-    global _FORKED
-    _FORKED = (bundle, prepared)
-    try:
-        context = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(max_workers=min(jobs, len(names)), mp_context=context) as pool:
-            parsed = dict(pool.map(_parse_in_child, names))
-    finally:
-        _FORKED = None
-    return {name: parsed[name] for name in names}
 
 
 def train_tagger(train: Sequence[Sentence], dev: Sequence[Sentence] | None, *, random_state: int = 0
