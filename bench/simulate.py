@@ -328,7 +328,7 @@ def draw_curves(rows: Sequence[Row], folder: Path) -> list[Path]:
     for key, groups in sorted(by_setting.items()):
         path = folder / f"curves-{key[0]}-n{key[1]}-{key[5].replace(':', '-')}.svg"
         series = {s: _mean_curve(groups[s]) for s in sorted(groups, key=_strategy_order)}
-        path.write_text(line_chart_svg(series, title=f"{key[0]}: ensemble dev LAS ({key[5]})",
+        path.write_text(line_chart_svg(series, width=760, title=f"{key[0]}: ensemble dev LAS ({key[5]})",
                                        x_label="annotated tokens", y_label="dev LAS (%)",
                                        highlight="random"), encoding="utf-8")
         written.append(path)
@@ -337,7 +337,8 @@ def draw_curves(rows: Sequence[Row], folder: Path) -> list[Path]:
             continue
         path = folder / f"self-training-{key[0]}-n{key[1]}-{key[5]}.svg"
         series = {label: _mean_curve(runs) for label, runs in sorted(settings.items())}
-        path.write_text(line_chart_svg(series, title=f"{key[0]}: self-training ({key[5]} selection)",
+        path.write_text(line_chart_svg(series, width=760,
+                                       title=f"{key[0]}: self-training ({key[5]} selection)",
                                        x_label="annotated tokens", y_label="dev LAS (%)",
                                        highlight="none"), encoding="utf-8")
         written.append(path)

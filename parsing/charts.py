@@ -159,7 +159,9 @@ def line_chart_svg(
     y_ticks = nice_ticks(min(ys), max(ys))
     plot_left = _MARGIN_LEFT
     plot_top = _MARGIN_TOP
-    plot_right = width - _LEGEND_WIDTH - _MARGIN_RIGHT
+    # the legend is as wide as its longest name (about 7 px a character), within a third of the chart
+    legend = min(max(_LEGEND_WIDTH, 34 + 7 * max(len(name) for name, _ in drawn)), width // 3)
+    plot_right = width - legend - _MARGIN_RIGHT
     plot_bottom = height - _MARGIN_BOTTOM
 
     def px(x: float) -> float:
