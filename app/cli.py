@@ -184,7 +184,10 @@ def create_user_command(username: str, admin: bool, password: str) -> None:
 @click.option("--username", default="admin", show_default=True)
 def ensure_admin_command(username: str) -> None:
     """Create the admin account if missing (password from ARCVOTE_ADMIN_PASSWORD or random)."""
-    user, password = ensure_admin(db.session, username, os.environ.get("ARCVOTE_ADMIN_PASSWORD"))
+    try:
+        user, password = ensure_admin(db.session, username, os.environ.get("ARCVOTE_ADMIN_PASSWORD"))
+    except ValueError as error:  # a password too short, say
+        raise click.ClickException(f"ARCVOTE_ADMIN_PASSWORD: {error}") from None
     db.session.commit()
     if password and not os.environ.get("ARCVOTE_ADMIN_PASSWORD"):
         click.echo(f"Created admin account {user.username!r} with password: {password}")

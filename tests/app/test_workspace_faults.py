@@ -104,6 +104,15 @@ def test_a_second_ensure_admin_says_how_to_get_in(
     assert "above" not in second
 
 
+def test_a_short_admin_password_is_refused_with_a_message(
+    runner: FlaskCliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ARCVOTE_ADMIN_PASSWORD", "abc")
+    result = runner.invoke(args=["user", "ensure-admin"])
+    assert result.exit_code != 0 and result.exception is not None and isinstance(result.exception, SystemExit)
+    assert "ARCVOTE_ADMIN_PASSWORD" in result.output and "8 characters" in result.output
+
+
 def test_favicon(client: FlaskClient, logged_in: FlaskClient) -> None:
     icon = client.get("/favicon.ico", follow_redirects=True)
     assert icon.status_code == 200 and icon.mimetype == "image/svg+xml" and b"<svg" in icon.data
