@@ -22,7 +22,7 @@ from typing import Any
 from sqlalchemy import select
 
 from app.models import Document, Sentence, TrainingRound, Treebank, User
-from app.services import DbSession
+from app.services import DbSession, as_utc
 from app.services.trees import latest_versions
 from parsing.members import MEMBERS
 
@@ -79,7 +79,7 @@ class RoundRow:
         start, end = self.round.started_at, self.round.finished_at
         if start is None or end is None:
             return None
-        return max(0.0, (_utc(end) - _utc(start)).total_seconds())
+        return max(0.0, (as_utc(end) - as_utc(start)).total_seconds())
 
     @property
     def members(self) -> list[str]:
@@ -98,11 +98,6 @@ class RoundRow:
         if self.round.evaluation == "held-out":
             return len(self.round.held_out_ids or [])
         return self.round.dev_sentences if self.round.evaluation == "dev" else 0
-
-
-def _utc(moment: datetime) -> datetime:
-    """Aware UTC (SQLite gives back naive datetimes, stored as UTC)."""
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def round_rows(session: DbSession, treebank: Treebank) -> list[RoundRow]:
@@ -178,7 +173,7 @@ def rounds_csv(rows: Sequence[RoundRow]) -> str:
 
 
 def _iso(moment: datetime | None) -> str:
-    return "" if moment is None else _utc(moment).isoformat(timespec="seconds")
+    return "" if moment is None else as_utc(moment).isoformat(timespec="seconds")
 
 
 def _blank(value: float | int | None, digits: int = 2) -> str:

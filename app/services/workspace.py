@@ -23,7 +23,7 @@ from app.models import (
     TreeVersion,
     User,
 )
-from app.services import DbSession
+from app.services import DbSession, as_utc
 from app.services.trees import StaleVersionError, add_version
 from app.services.validation import TreeError, allowed_labels, differing_words, non_projective, validate_tree
 
@@ -231,15 +231,10 @@ def author(tree: TreeVersion, rounds: Sequence[Any] = ()) -> str:
         return tree.user.username
     if tree.kind == "gold":
         return f"the import ({tree.user.username})"
-    created = _aware(tree.created_at)
-    number = next((n for n, started in reversed(rounds) if _aware(started) <= created), None)
+    created = as_utc(tree.created_at)
+    number = next((n for n, started in reversed(rounds) if as_utc(started) <= created), None)
     who = tree.name if tree.kind == "parser" else "the ensemble"
     return f"{who} (round {number})" if number is not None else who
-
-
-def _aware(moment: datetime) -> datetime:
-    """SQLite gives naive datetimes back (stored as UTC)."""
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _changes(before: TreeVersion | None, after: TreeVersion, forms: dict[int, str]) -> list[dict[str, Any]]:
