@@ -206,9 +206,10 @@ class StackedParser(FirstOrderParser):
             return _uas(dev or [], self._parse_heads(dev or [], dev_level0 or []))
 
         tuned = bool(dev) and dev_level0 is not None
-        self.n_iter_, self.weights_, _ = train_online(
+        kept = train_online(
             model, len(sentences), step, dev_score if tuned else None,
             max_iter=self.max_iter, patience=self.patience, rng=rng)
+        self.n_iter_, self.weights_ = kept.epoch, kept.averaged
         self.labeller_ = ArcLabeller(C=self.labeller_C, random_state=self.random_state).fit(sentences)
         return self
 

@@ -121,7 +121,7 @@ class GraphParser(BaseParser):
         def dev_score(weights: Weights) -> float:
             return self._uas(dev_tokens, list(dev or []), weights)
 
-        kept = train_online_kept(
+        kept = train_online(
             model, len(sentences), step, dev_score if score_dev else None,
             max_iter=epochs, patience=self.patience, rng=rng)
         self.weights_, self.dev_uas_ = kept.averaged, kept.history
@@ -218,7 +218,7 @@ class GraphParser(BaseParser):
 
 @dataclass(frozen=True, slots=True)
 class KeptEpoch:
-    """What :func:`train_online_kept` keeps: the chosen epoch's averaged weights (float32), the
+    """What :func:`train_online` keeps: the chosen epoch's averaged weights (float32), the
     raw weights (float32) and step counter of the perceptron at that epoch (to resume its
     average), the epoch's number and the dev score of every epoch."""
 
@@ -238,32 +238,11 @@ def train_online(
     max_iter: int,
     patience: int,
     rng: np.random.Generator,
-) -> tuple[int, Weights, list[float]]:
+) -> KeptEpoch:
     """The epoch loop: each epoch calls ``step(i)`` (then ``model.tick()``) for a seeded
     permutation of the sentences; with ``dev_score`` the averaged weights of every epoch are
-    scored and the best epoch is kept, stopping after ``patience`` epochs without gain.
-
-    Returns:
-        (epochs the kept weights were trained for, the kept averaged weights as float32,
-        the dev score of every epoch).
-    """
-    kept = train_online_kept(
-        model, n_sentences, step, dev_score, max_iter=max_iter, patience=patience, rng=rng
-    )
-    return kept.epoch, kept.averaged, kept.history
-
-
-def train_online_kept(
-    model: AveragedPerceptron,
-    n_sentences: int,
-    step: Callable[[int], None],
-    dev_score: Callable[[Weights], float] | None,
-    *,
-    max_iter: int,
-    patience: int,
-    rng: np.random.Generator,
-) -> KeptEpoch:
-    """:func:`train_online`, also keeping the perceptron's raw state at the kept epoch."""
+    scored and the best epoch is kept (with the perceptron's raw state, so a warm start can
+    resume it), stopping after ``patience`` epochs without gain."""
     best: KeptEpoch | None = None
     history: list[float] = []
     for epoch in range(1, max_iter + 1):
