@@ -3,6 +3,8 @@
 #   TEST_DATABASE_URL  the database the tests migrate and use (default: a temporary SQLite file)
 #   ARCVOTE_ADMIN_PASSWORD  the admin's password (default: a random one, printed once; set it to reset)
 #   HOST, PORT         where `make run` serves (default 127.0.0.1:5000; HOST=0.0.0.0 for other machines)
+#   JOB_QUEUE          sqlite (default: a queue file in instance/) or redis (REDIS_URL); see README "Deployment"
+#   JOB_WORKERS        jobs `make run`'s worker runs at once (default 1)
 
 PYTHON ?= python3
 VENV := .venv
@@ -10,8 +12,9 @@ BIN := $(VENV)/bin
 FLASK := $(BIN)/flask --app app
 HOST ?= 127.0.0.1
 PORT ?= 5000
+JOB_WORKERS ?= 1
 
-.PHONY: run setup test lint bench chromium
+.PHONY: run setup test lint bench load chromium
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,10 +41,13 @@ setup: $(VENV)/.run-deps instance/config.py
 	$(FLASK) demo setup
 	$(FLASK) demo preannotate
 
-## run: setup, then serve with gunicorn on http://$(HOST):$(PORT)
+## run: setup, then serve with gunicorn on http://$(HOST):$(PORT) and run a job worker beside it
+##      (rounds run in the worker; Ctrl-C, or gunicorn exiting, stops the worker too)
 run: setup
 	@echo "arcvote: open http://$(HOST):$(PORT) and sign in as 'admin' (the 'Admin account' line above says which password)."
-	$(BIN)/gunicorn --bind $(HOST):$(PORT) --workers 2 --access-logfile - 'app:create_app()'
+	@$(FLASK) worker --workers $(JOB_WORKERS) & worker=$$!; \
+	trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT; trap 'exit 130' INT TERM; \
+	$(BIN)/gunicorn --bind $(HOST):$(PORT) --workers 2 --timeout 120 --access-logfile - 'app:create_app()'
 
 ## test: the whole suite (TEST_DATABASE_URL selects the database); the browser tests in
 ##       tests/browser need Debian's chromium (`make chromium`) and skip without it
@@ -54,7 +60,7 @@ chromium:
 	  apt-get install -y -qq chromium) || echo "could not install chromium: browser tests will skip"
 
 lint: $(VENV)/.test-deps
-	$(BIN)/ruff check app tests/app tests/browser bench/import_speed.py bench/page_speed.py bench/editor_speed.py
+	$(BIN)/ruff check app tests/app tests/browser bench/import_speed.py bench/page_speed.py bench/editor_speed.py bench/load.py
 	$(BIN)/mypy app
 	$(BIN)/mypy --explicit-package-bases tests/app
 	$(BIN)/mypy --explicit-package-bases tests/browser
@@ -64,3 +70,7 @@ bench: $(VENV)/.test-deps
 	$(BIN)/python bench/import_speed.py
 	$(BIN)/python bench/page_speed.py
 	$(BIN)/python bench/editor_speed.py
+
+## load: 50 simulated annotators for 60 s against gunicorn + PostgreSQL on 127.0.0.1 (needs the server)
+load: $(VENV)/.test-deps
+	$(BIN)/python bench/load.py

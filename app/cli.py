@@ -1,6 +1,9 @@
 """Command-line interface: ``flask --app app treebank|user|demo ...``.
 
 Each command is one transaction: it calls services, then commits once (or rolls back).
+Commands that touch a treebank act as ``--user`` (default ``admin``) and ask
+:mod:`app.services.permissions` like the web pages do: a treebank that user may not read is
+reported as missing, an action they may not do is refused with the reason.
 """
 
 from __future__ import annotations
@@ -14,9 +17,14 @@ from flask import current_app
 from flask.cli import AppGroup
 
 from app.extensions import db
-from app.models import SPLITS, Treebank, User
+from app.models import ROLES, SPLITS, Treebank, User
+from app.services.audit import record
+from app.services.backup import backup_lines
 from app.services.exports import export_treebank
 from app.services.imports import import_conllu, import_text
+from app.services.members import MemberError, set_role
+from app.services.permissions import PermissionDenied, require
+from app.services.restore import BackupError, restore_backup
 from app.services.users import UserExistsError, create_user, ensure_admin, find_user
 from parsing.conllu_io import ConlluError
 
@@ -31,7 +39,22 @@ def _acting_user(username: str) -> User:
         raise click.ClickException(
             f"no user {username!r}: create one with `flask --app app user create {username}`"
         )
+    if not user.active:
+        raise click.ClickException(f"user {username!r} is deactivated")
     return user
+
+
+def _treebank_for(name: str, user: User, action: str) -> Treebank:
+    """The treebank called ``name`` if ``user`` may do ``action`` on it, else a ClickException
+    (a treebank they may not read is reported as missing)."""
+    treebank: Treebank | None = db.session.scalar(db.select(Treebank).where(Treebank.name == name))
+    if treebank is None:
+        raise click.ClickException(f"no treebank called {name!r}")
+    try:
+        require(user, action, treebank)
+    except PermissionDenied as denied:
+        raise click.ClickException(str(denied)) from None
+    return treebank
 
 
 @treebank_cli.command("import")
@@ -64,7 +87,7 @@ def import_command(path: Path, name: str, split: str | None, file_format: str, o
         else:
             result = import_conllu(db.session, data=data, filename=path.name, treebank_name=name,
                                    split=chosen_split, user=user, language=language, max_bytes=limit)
-    except (ConlluError, ValueError) as error:
+    except (ConlluError, ValueError, PermissionDenied) as error:
         db.session.rollback()
         raise click.ClickException(str(error)) from None
     db.session.commit()
@@ -79,18 +102,27 @@ def import_command(path: Path, name: str, split: str | None, file_format: str, o
 @click.option("--split", type=click.Choice(SPLITS), default=None, help="Only this split.")
 @click.option("--reviewed-only", is_flag=True,
               help="Only reviewed sentences (and the gold trees of train/dev/test).")
+@click.option("--provenance", is_flag=True,
+              help="Add each annotated arc's source to MISC: ArcSource=human or ArcSource=parser.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Output file (default: standard output).")
-def export_command(name: str, source: str, split: str | None, reviewed_only: bool,
-                   output: Path | None) -> None:
+@click.option("--user", "username", default="admin", show_default=True, help="Act as this user.")
+def export_command(name: str, source: str, split: str | None, reviewed_only: bool, provenance: bool,
+                   output: Path | None, username: str = "admin") -> None:
     """Write a treebank as CoNLL-U with the trees of one source.
 
     Sentences without a tree from SOURCE are left out; their number is reported on stderr.
     """
-    treebank = db.session.scalar(db.select(Treebank).where(Treebank.name == name))
-    if treebank is None:
-        raise click.ClickException(f"no treebank called {name!r}")
-    export = export_treebank(db.session, treebank, source=source, split=split, reviewed_only=reviewed_only)
+    user = _acting_user(username)
+    treebank = _treebank_for(name, user, "read")
+    try:
+        export = export_treebank(db.session, treebank, source=source, split=split,
+                                 reviewed_only=reviewed_only, provenance=provenance)
+    except ValueError as error:
+        raise click.ClickException(str(error)) from None
+    record(db.session, "export", user=user, treebank=treebank, source=source, split=split,
+           reviewed_only=reviewed_only, provenance=provenance, sentences=export.sentences, via="cli")
+    db.session.commit()
     if output is None:
         sys.stdout.write(export.text)
     else:
@@ -98,6 +130,39 @@ def export_command(name: str, source: str, split: str | None, reviewed_only: boo
         click.echo(f"Wrote {export.sentences} sentences to {output}.", err=True)
     if export.omitted:
         click.echo(f"{export.omitted} sentences without a tree from {source} left out.", err=True)
+
+
+@treebank_cli.command("backup")
+@click.argument("name")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="The backup file to write (JSON lines; see app/services/backup.py).")
+@click.option("--user", "username", default="admin", show_default=True, help="Act as this user (an owner).")
+def backup_command(name: str, output: Path, username: str) -> None:
+    """Back up a whole treebank: every version, note, state, assignment, round record, member and event."""
+    user = _acting_user(username)
+    treebank = _treebank_for(name, user, "manage")
+    record(db.session, "backup", user=user, treebank=treebank, via="cli")
+    with output.open("w", encoding="utf-8") as out:
+        lines = sum(out.write(line) > 0 for line in backup_lines(db.session, treebank))
+    db.session.commit()
+    click.echo(f"Wrote {lines} records of {treebank.name} to {output}.", err=True)
+
+
+@treebank_cli.command("restore")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--name", default=None, help="Restore under this name (default: the backed-up name).")
+@click.option("--user", "username", default="admin", show_default=True, help="Act as this user (an admin).")
+def restore_command(path: Path, name: str | None, username: str) -> None:
+    """Restore a treebank from a backup into this instance (nothing is written if the file is bad)."""
+    user = _acting_user(username)
+    try:
+        with path.open("r", encoding="utf-8") as lines:
+            treebank = restore_backup(db.session, lines, user=user, name=name)
+    except (BackupError, UnicodeDecodeError) as error:
+        db.session.rollback()
+        raise click.ClickException(f"{path.name}: {error}") from None
+    db.session.commit()
+    click.echo(f"Restored {treebank.name}.", err=True)
 
 
 @treebank_cli.command("preannotate")
@@ -117,23 +182,22 @@ def export_command(name: str, source: str, split: str | None, reviewed_only: boo
 @click.option("--self-training-sentences", type=click.IntRange(0), default=None,
               help="At most this many automatic trees (default: as many as human trees).")
 @click.option("--warm", is_flag=True, help="Continue members from the last round's weights where they can.")
-@click.option("--user", "username", default="admin", show_default=True)
+@click.option("--user", "username", default="admin", show_default=True, help="Act as this user.")
 def preannotate_command(
     name: str, parsers: str | None, tags: str, username: str, sentence_ids: str | None = None,
     ensemble: str | None = None, self_training: str = "none", self_training_select: str = "confidence",
     self_training_sentences: int | None = None, warm: bool = False,
 ) -> None:
     """Train a round on NAME's trees and pre-annotate its unannotated pool sentences."""
-    from app.jobs import create_job, run_job
-    from app.models import Job
+    from app.job_models import Job
+    from app.jobs import RoundBusy, create_job, run_job
     from app.services.preannotate import DEFAULT_PARSERS
     from app.services.self_training import parse_settings
     from parsing.ensemble.registry import DEFAULT_METHOD, method_spec
     from parsing.members import member_names
 
-    treebank = db.session.scalar(db.select(Treebank).where(Treebank.name == name))
-    if treebank is None:
-        raise click.ClickException(f"no treebank called {name!r}")
+    user = _acting_user(username)
+    treebank = _treebank_for(name, user, "train")
     method = ensemble or DEFAULT_METHOD
     try:
         chosen = member_names(parsers or ",".join(DEFAULT_PARSERS))
@@ -151,8 +215,10 @@ def preannotate_command(
             params["sentences"] = [int(part) for part in sentence_ids.split(",") if part.strip()]
         except ValueError:
             raise click.ClickException("--sentences takes comma-separated sentence ids") from None
-    job = create_job(db.session, kind="preannotate", user=_acting_user(username),
-                     treebank_id=treebank.id, params=params)
+    try:
+        job = create_job(db.session, kind="preannotate", user=user, treebank_id=treebank.id, params=params)
+    except RoundBusy as busy:
+        raise click.ClickException(str(busy)) from None
     db.session.commit()
     click.echo(f"Pre-annotating {name!r} with {', '.join(chosen)} ({tags} tags, {method} ensemble), "
                f"job {job.id}...")
@@ -164,6 +230,24 @@ def preannotate_command(
     result = done.result or {}
     click.echo(f"Round {result.get('round')}: parsed {result.get('parsed')} sentences "
                f"(trained on {result.get('train_sentences')}, tuned on {result.get('dev_sentences')}).")
+
+
+@treebank_cli.command("role")
+@click.argument("name")
+@click.argument("member")
+@click.argument("role", type=click.Choice(ROLES))
+@click.option("--user", "username", default="admin", show_default=True, help="Act as this user.")
+def role_command(name: str, member: str, role: str, username: str) -> None:
+    """Give user MEMBER the ROLE on treebank NAME (needs the owner's ``manage`` permission)."""
+    user = _acting_user(username)
+    treebank = _treebank_for(name, user, "manage")
+    try:
+        set_role(db.session, treebank, member, role, by=user)
+    except MemberError as error:
+        db.session.rollback()
+        raise click.ClickException(str(error)) from None
+    db.session.commit()
+    click.echo(f"{member} is {role} of {name}.")
 
 
 @user_cli.command("create")
@@ -208,7 +292,10 @@ def demo_setup_command(sentences: int, username: str) -> None:
     """Import the demo treebank (idempotent); `demo preannotate` trains on it and parses its pool."""
     from app.services.demo import DEMO_NAME, setup_demo
 
-    result = setup_demo(db.session, user=_acting_user(username), sentences=sentences)
+    try:
+        result = setup_demo(db.session, user=_acting_user(username), sentences=sentences)
+    except PermissionDenied as denied:
+        raise click.ClickException(str(denied)) from None
     db.session.commit()
     if result is None:
         click.echo(f"Demo treebank {DEMO_NAME!r} is already imported.")
@@ -223,12 +310,13 @@ def demo_setup_command(sentences: int, username: str) -> None:
 @click.pass_context
 def demo_preannotate_command(ctx: click.Context, parsers: str, username: str) -> None:
     """Train the fast members (gold tags) on the demo treebank and pre-annotate its pool, once."""
-    from app.models import Job
+    from app.job_models import Job
     from app.services.demo import DEMO_NAME
 
     treebank = db.session.scalar(db.select(Treebank).where(Treebank.name == DEMO_NAME))
     if treebank is None:
         raise click.ClickException("import the demo first: flask --app app demo setup")
+    _treebank_for(DEMO_NAME, _acting_user(username), "train")
     if db.session.scalar(db.select(Job.id).where(Job.treebank_id == treebank.id, Job.state == "done",
                                                  Job.kind == "preannotate")):
         click.echo(f"Demo treebank {DEMO_NAME!r} is already pre-annotated.")

@@ -3,9 +3,20 @@
 from __future__ import annotations
 
 from flask_wtf import FlaskForm
-from flask_wtf.file import FileField
-from wtforms import BooleanField, PasswordField, SelectField, StringField, TextAreaField
-from wtforms.validators import DataRequired, Length, Optional
+from flask_wtf.file import FileField, FileRequired
+from wtforms import (
+    BooleanField,
+    IntegerField,
+    PasswordField,
+    SelectField,
+    SelectMultipleField,
+    StringField,
+    TextAreaField,
+)
+from wtforms.validators import DataRequired, EqualTo, Length, NumberRange, Optional
+
+from app.models import ROLES, VISIBILITIES
+from app.services.queue import DEFAULT_ORDER, ORDERS
 
 SPLIT_LABELS = {"train": "Training", "dev": "Development", "test": "Test",
                 "pool": "Unannotated pool"}
@@ -44,3 +55,77 @@ class ImportForm(FlaskForm):
                                 "Choose a file or paste text, not both."]
             return False
         return valid
+
+
+class PasswordChangeForm(FlaskForm):
+    """A signed-in user changes their own password."""
+
+    current = PasswordField("Current password", validators=[DataRequired()])
+    password = PasswordField("New password", validators=[DataRequired(), Length(min=8, max=200)])
+    confirm = PasswordField("New password again",
+                            validators=[DataRequired(), EqualTo("password", "The two passwords differ.")])
+
+
+class LinkForm(FlaskForm):
+    """Opened from an invitation (user name and password) or a reset link (password only)."""
+
+    username = StringField("User name", validators=[Optional(), Length(max=80)])
+    password = PasswordField("Password", validators=[DataRequired(), Length(min=8, max=200)])
+    confirm = PasswordField("Password again",
+                            validators=[DataRequired(), EqualTo("password", "The two passwords differ.")])
+
+
+class UserCreateForm(FlaskForm):
+    """An admin creates an account."""
+
+    username = StringField("User name", validators=[DataRequired(), Length(max=80)])
+    password = PasswordField("Password", validators=[DataRequired(), Length(min=8, max=200)])
+    admin = BooleanField("Site administrator")
+
+
+class MemberForm(FlaskForm):
+    """An owner gives a user a role on the treebank."""
+
+    username = StringField("User name", validators=[DataRequired(), Length(max=80)])
+    role = SelectField("Role", choices={role: role for role in ROLES}, default="annotator")
+
+
+class VisibilityForm(FlaskForm):
+    """Private (members only) or public (every signed-in user reads)."""
+
+    visibility = SelectField("Who may read", choices=dict(zip(
+        VISIBILITIES, ("Members only (private)", "Every signed-in user (public)"), strict=True)))
+
+
+class ConfirmNameForm(FlaskForm):
+    """Deleting needs the name typed again."""
+
+    confirm = StringField("Type the name to confirm", validators=[DataRequired(), Length(max=255)])
+
+
+class ParseUploadForm(FlaskForm):
+    """Another parser's CoNLL-U output for a treebank, stored as an external parser."""
+
+    file = FileField("CoNLL-U file", validators=[FileRequired("Choose a CoNLL-U file.")])
+    label = StringField("Parser label", validators=[DataRequired(), Length(max=40)])
+
+
+class AssignForm(FlaskForm):
+    """An owner hands sentences to annotators: the next ``count`` unassigned sentences of the
+    queue (in ``order``, from ``split``), or explicit sentence ``ids``."""
+
+    annotators = SelectMultipleField("Annotators", choices=[], validate_choice=False)
+    count = IntegerField("How many sentences", validators=[Optional(), NumberRange(min=1, max=10_000)])
+    order = SelectField("Queue order", choices={order: order.replace("-", " ") for order in ORDERS},
+                        default=DEFAULT_ORDER)
+    split = SelectField("From split", choices={s: s for s in ("pool", "train", "dev", "test", "all")},
+                        default="pool")
+    ids = TextAreaField("Or these sentence ids", validators=[Optional(), Length(max=100_000)])
+
+
+class AssignmentSettingsForm(FlaskForm):
+    """The treebank's assignment rules."""
+
+    assigned_only = BooleanField("Annotators correct only sentences assigned to them")
+    annotators_per_sentence = IntegerField(
+        "Annotators per sentence", default=1, validators=[DataRequired(), NumberRange(min=1, max=5)])

@@ -21,7 +21,9 @@ How a treebank is stored::
   ``kind`` (``gold`` = the imported tree, ``parser``, ``ensemble``, ``annotation``) plus a
   ``name`` (the parser's name; empty otherwise). ``heads``/``deprels`` are JSON lists over the
   words 1..n (``heads[i-1]`` is the head of word ``i``, 0 = ROOT); ``scores`` optionally holds
-  one confidence per arc, aligned the same way. Rows are never updated: a correction is a new
+  one confidence per arc, aligned the same way; an ``annotation`` row also keeps the UPOS,
+  XPOS, LEMMA and FEATS columns its annotator changed (``upos``, ``xpos``, ``lemmas``,
+  ``feats``; NULL = the imported tokens' column). Rows are never updated: a correction is a new
   ``annotation`` row with ``version`` = previous + 1, so the unique constraint on
   (sentence, kind, name, version) is the optimistic lock (two annotators saving on top of the
   same version collide) and the rows are the history; ``based_on_id`` records which tree a
@@ -35,10 +37,19 @@ The annotation workspace adds:
   ``1 - vote share`` from the last pre-annotation; times the words, the expected number of
   wrong heads) and ``entropy`` (summed head-vote entropy): the queue's orders.
 * ``sentence_notes``: comments on a sentence, by whom and when.
-* ``training_rounds``: each training of the members on a treebank (``number`` 1, 2, ...;
-  models under ``instance/models/<treebank id>/<number>/``), with member weights and dev UAS.
-* ``jobs``: background work (pre-annotation): ``state`` (``queued``/``running``/``done``/
-  ``failed``), ``progress`` 0..1, the last ``message``, the ``error`` of a failure.
+* ``training_rounds`` and ``external_parsers``: the treebank's parsers, in :mod:`app.parser_models`.
+* ``jobs`` and ``job_workers``: background work and the processes running it, in
+  :mod:`app.job_models`.
+
+The team model (migration 0009) adds ``memberships`` (a user's role on a treebank), the
+treebank's ``visibility`` and ``archived_at``, ``users.active``, and in :mod:`app.team_models`
+one-time account links, the append-only audit log and (migration 0013) the ``assignments`` of
+sentences to annotators, with the treebank's ``assigned_only`` and ``annotators_per_sentence``.
+
+Double annotation keeps each assigned annotator's trees on their own **branch**: ``annotation``
+versions whose ``name`` is the annotator's user name (numbered 1, 2, ... per branch, so the unique
+constraint is each branch's optimistic lock). The main line (``name`` empty) is the sentence's
+tree for training and export; on a doubly annotated sentence only adjudication writes it.
 """
 
 from __future__ import annotations
@@ -57,6 +68,8 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
+    true,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 from werkzeug.security import check_password_hash, generate_password_hash
@@ -76,10 +89,16 @@ TREE_KINDS = ("gold", "parser", "ensemble", "annotation")
 """Where a tree version comes from."""
 
 REVIEW_STATUSES = ("todo", "in_progress", "reviewed")
+ARC_SOURCES = ("human", "parser")
+"""Provenance of an annotation's arc (:attr:`TreeVersion.provenance`)."""
 """Review status of a sentence."""
 
-JOB_STATES = ("queued", "running", "done", "failed")
-"""Life of a background job."""
+
+ROLES = ("viewer", "annotator", "curator", "owner")
+"""Roles on a treebank, weakest first (:mod:`app.services.permissions` says what each may do)."""
+
+VISIBILITIES = ("private", "public")
+"""Who may read a treebank: its members only, or every signed-in user."""
 
 
 def _now() -> datetime:
@@ -93,7 +112,13 @@ class Base(DeclarativeBase):
 
 
 class User(UserMixin, Base):
-    """An account; ``is_admin`` may manage users."""
+    """An account; ``is_admin`` may manage users and do anything; a deactivated account
+    (``active`` false) cannot sign in and its open sessions end.
+
+    ``session_epoch`` is part of the id Flask-Login keeps in the session and the remember-me
+    cookie (``"<id>:<epoch>"``, see :meth:`get_id`): :meth:`revoke_sessions` (on signing out and
+    on every new password) increments it, so every cookie issued before stops working.
+    """
 
     __tablename__ = "users"
 
@@ -101,11 +126,27 @@ class User(UserMixin, Base):
     username: Mapped[str] = mapped_column(String(80), unique=True)
     password_hash: Mapped[str] = mapped_column(String(255))
     is_admin: Mapped[bool] = mapped_column(default=False)
+    active: Mapped[bool] = mapped_column(default=True, server_default=true())
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+    session_epoch: Mapped[int] = mapped_column(default=0, server_default="0")
+
+    def get_id(self) -> str:
+        """The id Flask-Login stores in cookies: ``"<id>:<session epoch>"``."""
+        return f"{self.id}:{self.session_epoch or 0}"
+
+    def revoke_sessions(self) -> None:
+        """Invalidate every session and remember-me cookie issued so far (the caller commits)."""
+        self.session_epoch = (self.session_epoch or 0) + 1
+
+    @property
+    def is_active(self) -> bool:
+        """Flask-Login refuses to sign in inactive users."""
+        return bool(self.active)
 
     def set_password(self, password: str) -> None:
-        """Store a salted hash of ``password``."""
+        """Store a salted hash of ``password`` and revoke the sessions signed in with the old one."""
         self.password_hash = generate_password_hash(password)
+        self.revoke_sessions()
 
     def check_password(self, password: str) -> bool:
         """True when ``password`` matches the stored hash."""
@@ -113,10 +154,15 @@ class User(UserMixin, Base):
 
 
 class Treebank(Base):
-    """A named collection of documents in one language."""
+    """A named collection of documents in one language.
+
+    ``visibility`` (:data:`VISIBILITIES`) and the ``memberships`` say who may do what; an
+    archived treebank (``archived_at`` set) is hidden and frozen until its owner restores it.
+    """
 
     __tablename__ = "treebanks"
-    __table_args__ = (CheckConstraint("direction IN ('ltr', 'rtl')", name="direction"),)
+    __table_args__ = (CheckConstraint("direction IN ('ltr', 'rtl')", name="direction"),
+                      CheckConstraint("visibility IN ('private', 'public')", name="visibility"))
 
     id: Mapped[int] = mapped_column(primary_key=True)
     name: Mapped[str] = mapped_column(String(120), unique=True)
@@ -125,11 +171,39 @@ class Treebank(Base):
     labels: Mapped[list[Any]] = mapped_column(JSON, default=list)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
     created_by_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    visibility: Mapped[str] = mapped_column(String(8), default="private", server_default="private")
+    archived_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    assigned_only: Mapped[bool] = mapped_column(default=False, server_default=false())
+    """Annotators correct only the sentences assigned to them (curators and owners any)."""
+    annotators_per_sentence: Mapped[int] = mapped_column(default=1, server_default="1")
+    """k ≥ 2: double annotation (each sentence handed to k annotators, blind to each other)."""
 
     created_by: Mapped[User] = relationship()
     documents: Mapped[list[Document]] = relationship(
         back_populates="treebank", order_by="Document.position", cascade="all, delete-orphan"
     )
+    memberships: Mapped[list[Membership]] = relationship(
+        back_populates="treebank", cascade="all, delete-orphan", passive_deletes=True
+    )
+
+
+class Membership(Base):
+    """A user's role (:data:`ROLES`) on a treebank; at most one per (treebank, user)."""
+
+    __tablename__ = "memberships"
+    __table_args__ = (
+        CheckConstraint("role IN ('viewer', 'annotator', 'curator', 'owner')", name="role"),
+    )
+
+    treebank_id: Mapped[int] = mapped_column(
+        ForeignKey("treebanks.id", ondelete="CASCADE"), primary_key=True
+    )
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), primary_key=True, index=True)
+    role: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+
+    treebank: Mapped[Treebank] = relationship(back_populates="memberships")
+    user: Mapped[User] = relationship()
 
 
 class Document(Base):
@@ -216,7 +290,18 @@ class TreeVersion(Base):
     scores: Mapped[list[Any] | None] = mapped_column(JSON)
     upos: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
     """The UPOS tags (words 1..n) the parsers used when they tagged the sentence themselves
-    (predicted tags); ``None`` when they parsed with the sentence's own UPOS column."""
+    (predicted tags); ``None`` when they parsed with the sentence's own UPOS column. On an
+    ``annotation`` version: the UPOS the annotator set (see ``xpos``)."""
+    provenance: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
+    """Annotations only (migration 0007): each word's arc source, ``"human"`` (set or confirmed by
+    the annotator) or ``"parser"`` (filled in by the ensemble around the human arcs: a partial
+    tree); ``None`` when the whole tree was saved as the annotator's (older versions too)."""
+    xpos: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
+    """Annotation versions (migration 0008): the XPOS (``lemmas``, ``feats``: LEMMA, FEATS)
+    of words 1..n when some word's value differs from the imported token's; ``None`` = the
+    imported column (:mod:`app.services.token_columns`)."""
+    lemmas: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
+    feats: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
     based_on_id: Mapped[int | None] = mapped_column(
         ForeignKey("tree_versions.id", ondelete="SET NULL"), index=True
     )
@@ -265,88 +350,3 @@ class SentenceNote(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
 
     user: Mapped[User] = relationship()
-
-
-class TrainingRound(Base):
-    """One training of the members and the ensemble on a treebank; ``weights`` weight the vote
-    shares shown to annotators (:func:`app.services.preannotate.vote_weights`).
-
-    The round's record (migration 0005; NULL or 0 on older rounds): when it ran
-    (``started_at``/``finished_at``), its training trees by origin (``gold_sentences``,
-    ``corrected_sentences`` = annotation versions, ``automatic_sentences`` = self-training,
-    with its ``self_training`` settings or NULL), ``annotated_tokens`` (words of the human
-    trees), what scored it (``evaluation``: ``dev`` or ``held-out``, with ``held_out_ids``),
-    ``scores`` (percentages: ``{"members": {NAME: {"uas", "las"}}, "ensemble": {"uas", "las"}}``)
-    and what it changed: of ``compared_sentences`` re-parsed sentences that had an ensemble tree,
-    ``changed_sentences`` got a different one (the first ids in ``changed_ids``).
-    """
-
-    __tablename__ = "training_rounds"
-    __table_args__ = (UniqueConstraint("treebank_id", "number"),)
-
-    id: Mapped[int] = mapped_column(primary_key=True)
-    treebank_id: Mapped[int] = mapped_column(ForeignKey("treebanks.id", ondelete="CASCADE"))
-    number: Mapped[int]
-    parsers: Mapped[list[Any]] = mapped_column(JSON)
-    tags: Mapped[str] = mapped_column(String(16))
-    ensemble: Mapped[str | None] = mapped_column(String(32))
-    """Combination method (:data:`parsing.ensemble.registry.METHODS`); None: rounds before 0003
-    (arc voting with dev-accuracy weights)."""
-    weights: Mapped[list[Any]] = mapped_column(JSON, default=list)
-    dev_uas: Mapped[list[Any] | None] = mapped_column(JSON)
-    train_sentences: Mapped[int] = mapped_column(default=0)
-    dev_sentences: Mapped[int] = mapped_column(default=0)
-    model_dir: Mapped[str] = mapped_column(Text)
-    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
-    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    gold_sentences: Mapped[int] = mapped_column(default=0)
-    corrected_sentences: Mapped[int] = mapped_column(default=0)
-    automatic_sentences: Mapped[int] = mapped_column(default=0)
-    annotated_tokens: Mapped[int] = mapped_column(default=0)
-    self_training: Mapped[dict[str, Any] | None] = mapped_column(JSON)
-    warm: Mapped[dict[str, Any] | None] = mapped_column(JSON)
-    """A warm round: ``{"from_round": N, "members": [names continued from round N's weights]}``."""
-    evaluation: Mapped[str | None] = mapped_column(String(16))
-    held_out_ids: Mapped[list[Any] | None] = mapped_column(JSON)
-    scores: Mapped[dict[str, Any] | None] = mapped_column(JSON)
-    compared_sentences: Mapped[int | None]
-    changed_sentences: Mapped[int | None]
-    changed_ids: Mapped[list[Any] | None] = mapped_column(JSON)
-
-
-class Job(Base):
-    """A piece of background work and how far it got (polled by the browser)."""
-
-    __tablename__ = "jobs"
-    __table_args__ = (
-        CheckConstraint("state IN ('queued', 'running', 'done', 'failed')", name="state"),
-    )
-
-    id: Mapped[int] = mapped_column(primary_key=True)
-    kind: Mapped[str] = mapped_column(String(32))
-    treebank_id: Mapped[int | None] = mapped_column(
-        ForeignKey("treebanks.id", ondelete="CASCADE"), index=True
-    )
-    params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
-    state: Mapped[str] = mapped_column(String(16), default="queued")
-    progress: Mapped[float] = mapped_column(default=0.0)
-    message: Mapped[str] = mapped_column(Text, default="")
-    error: Mapped[str | None] = mapped_column(Text)
-    result: Mapped[dict[str, Any] | None] = mapped_column(JSON)
-    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
-    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready state for ``GET /jobs/<id>``."""
-        return {
-            "id": self.id, "kind": self.kind, "state": self.state, "progress": self.progress,
-            "message": self.message, "error": self.error, "result": self.result,
-            "treebank_id": self.treebank_id,
-            "created_at": self.created_at.isoformat() if self.created_at else None,
-            "started_at": self.started_at.isoformat() if self.started_at else None,
-            "finished_at": self.finished_at.isoformat() if self.finished_at else None,
-        }

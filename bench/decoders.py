@@ -26,8 +26,8 @@ from collections.abc import Callable  # noqa: E402
 import numpy as np  # noqa: E402
 from numpy.typing import NDArray  # noqa: E402
 
-from parsing.decoders import chu_liu_edmonds, eisner  # noqa: E402
-from parsing.decoders_second_order import eisner_second_order  # noqa: E402
+from parsing.decoders.first_order import chu_liu_edmonds, eisner  # noqa: E402
+from parsing.decoders.second_order import eisner_second_order  # noqa: E402
 
 Decoder = Callable[[NDArray[np.float64], NDArray[np.float64]], object]
 

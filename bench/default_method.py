@@ -3,7 +3,7 @@
 Uses the gold model directories that ``bench/ensembles.py --models bench/out/models`` keeps.
 For each treebank, every member parses dev and test once. Each method is fitted on the dev
 parses (tuning data is dev, never test) and combines the test parses. Then
-:func:`parsing.significance.compare` runs its three paired tests (bootstrap, approximate
+:func:`parsing.scorer.significance.compare` runs its three paired tests (bootstrap, approximate
 randomisation, McNemar) for LAS: per treebank, and over all the test sets pooled.
 
     .venv/bin/python bench/default_method.py vote-uniform vote-accuracy
@@ -23,7 +23,7 @@ from pathlib import Path  # noqa: E402
 from parsing.conllu_io import load_sentences  # noqa: E402
 from parsing.ensemble.registry import combine, fit_ensemble  # noqa: E402
 from parsing.pipeline import load_models  # noqa: E402
-from parsing.significance import PairedComparison, compare  # noqa: E402
+from parsing.scorer.significance import PairedComparison, compare  # noqa: E402
 from parsing.types import Parse, Sentence  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]

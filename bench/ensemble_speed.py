@@ -36,8 +36,8 @@ from members import PEER_PYTHON, REPO, SHARED  # noqa: E402
 
 from parsing.conllu_io import load_sentences  # noqa: E402
 from parsing.ensemble.registry import DEFAULT_METHOD, fit_ensemble  # noqa: E402
-from parsing.metrics import evaluate  # noqa: E402
 from parsing.pipeline import load_models  # noqa: E402
+from parsing.scorer.metrics import evaluate  # noqa: E402
 from parsing.types import Parse, Sentence  # noqa: E402
 
 _PEER_PARSE = """

@@ -50,8 +50,8 @@ from parsing.ensemble.base import Ensemble, stack_heads  # noqa: E402
 from parsing.ensemble.confidence import calibration_report  # noqa: E402
 from parsing.ensemble.stacking import Stacking  # noqa: E402
 from parsing.members import member_names  # noqa: E402
-from parsing.metrics import evaluate  # noqa: E402
 from parsing.pipeline import load_models, train_models  # noqa: E402
+from parsing.scorer.metrics import evaluate  # noqa: E402
 from parsing.types import Parse, Sentence  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]

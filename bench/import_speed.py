@@ -13,6 +13,7 @@ missing); it is skipped with a message when no server answers.
 from __future__ import annotations
 
 import argparse
+import secrets
 import tempfile
 import time
 from collections.abc import Iterator
@@ -62,7 +63,7 @@ def fresh_app(url: str):  # type: ignore[no-untyped-def]
     metadata.reflect(engine)
     metadata.drop_all(engine)
     engine.dispose()
-    app = create_app({"SQLALCHEMY_DATABASE_URI": url, "SECRET_KEY": "bench"})
+    app = create_app({"SQLALCHEMY_DATABASE_URI": url, "SECRET_KEY": secrets.token_hex(32)})
     with app.app_context():
         upgrade()
     return app

@@ -27,8 +27,8 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from parsing.conllu_io import load_sentences  # noqa: E402
-from parsing.metrics import evaluate  # noqa: E402
 from parsing.neural import NeuralTransitionParser  # noqa: E402
+from parsing.scorer.metrics import evaluate  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 UD = REPO.parent / "shared" / "ud"

@@ -34,8 +34,8 @@ from members import REPO, SHARED, split_files  # noqa: E402
 from parsing.conllu_io import load_sentences  # noqa: E402
 from parsing.ensemble.registry import DEFAULT_METHOD, fit_ensemble  # noqa: E402
 from parsing.members import member_names  # noqa: E402
-from parsing.metrics import evaluate  # noqa: E402
 from parsing.pipeline import load_models, train_models  # noqa: E402
+from parsing.scorer.metrics import evaluate  # noqa: E402
 
 OUT = REPO / "bench" / "out"
 SETS: dict[str, list[str]] = {

@@ -29,8 +29,8 @@ from pathlib import Path  # noqa: E402
 
 from parsing.conllu_io import load_sentences  # noqa: E402
 from parsing.members import member_names  # noqa: E402
-from parsing.metrics import evaluate  # noqa: E402
 from parsing.pipeline import load_models, train_models  # noqa: E402
+from parsing.scorer.metrics import evaluate  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"

@@ -2,7 +2,7 @@
 
 For each treebank folder with a train file: train each parser on train (dev picks the
 epoch), parse test, and report UAS/LAS with the CoNLL 2018 conventions (every word,
-punctuation included; universal part of DEPREL) via :func:`parsing.metrics.evaluate`,
+punctuation included; universal part of DEPREL) via :func:`parsing.scorer.metrics.evaluate`,
 next to UDPipe 1's gold-tag LAS and training time. Everything runs on one thread (BLAS/OpenMP
 pinned to 1 before numpy loads). Times are given as CPU seconds of this process
 (``time.process_time``), which on a shared machine measures the work done on one core; wall
@@ -33,7 +33,7 @@ from parsing.base import BaseParser  # noqa: E402
 from parsing.conllu_io import load_sentences  # noqa: E402
 from parsing.graph.first_order import FirstOrderParser  # noqa: E402
 from parsing.graph.second_order import SecondOrderParser  # noqa: E402
-from parsing.metrics import evaluate  # noqa: E402
+from parsing.scorer.metrics import evaluate  # noqa: E402
 
 ROOT_DIR = Path(__file__).resolve().parents[1]
 PARSERS: dict[str, type[BaseParser]] = {"graph1": FirstOrderParser, "graph2": SecondOrderParser}

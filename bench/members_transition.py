@@ -24,7 +24,7 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from parsing.conllu_io import load_sentences  # noqa: E402
-from parsing.metrics import evaluate  # noqa: E402
+from parsing.scorer.metrics import evaluate  # noqa: E402
 from parsing.transition import MEMBERS, make_member  # noqa: E402
 
 UDPIPE = {  # gold-tag LAS on test and train seconds of UDPipe 1 (the reference)

@@ -36,18 +36,14 @@ import os
 import subprocess
 import sys
 import threading
-from collections import defaultdict
-from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
-
-import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from parsing.charts import line_chart_svg  # noqa: E402
+from simulate_report import label, report, strategy_parts  # noqa: E402
+
 from parsing.semi.selection import STRATEGIES  # noqa: E402
 from parsing.semi.self_training import SELECTIONS  # noqa: E402
 from parsing.semi.simulate import DEFAULT_PARSERS, SELF_TRAINING  # noqa: E402
@@ -56,7 +52,7 @@ UD = Path(os.environ.get("ARCVOTE_UD_ROOT") or REPO.parent / "shared" / "ud")
 OUT = REPO / "bench" / "out"
 TREEBANKS = ("UD_Afrikaans-AfriBooms", "UD_Irish-IDT", "UD_Tamil-TTB", "UD_Telugu-MTG", "UD_Welsh-CCG",
              "UD_Wolof-WTB")
-Row = dict[str, Any]
+
 
 
 # --------------------------------------------------------------------------- running
@@ -81,38 +77,13 @@ def _setting(text: str, default_select: str) -> tuple[str, str]:
     return source, select
 
 
-PARTIAL = "+partial-"
-"""A strategy written ``STRATEGY+partial-THRESHOLD`` runs ``--strategy STRATEGY --partial THRESHOLD``
-(the oracle annotates only words whose head vote share is below THRESHOLD)."""
-
-
-def strategy_parts(label: str) -> tuple[str, str | None]:
-    """``"expected-errors+partial-0.8"`` -> ``("expected-errors", "0.8")``; no partial -> None.
-
-    Examples:
-        >>> strategy_parts("random"), strategy_parts("entropy+partial-0.8")
-        (('random', None), ('entropy', '0.8'))
-    """
-    strategy, _, threshold = label.partition(PARTIAL)
-    return strategy, threshold or None
-
-
-def _strategy_order(label: str) -> tuple[int, str]:
-    strategy, threshold = strategy_parts(label)
-    return (STRATEGIES.index(strategy) if strategy in STRATEGIES else len(STRATEGIES), threshold or "")
-
-
-def _label(source: str, select: str) -> str:
-    return "none" if source == "none" else f"{source}:{select}"
-
-
 def _job(args: argparse.Namespace, treebank: str, strategy: str, setting: tuple[str, str], seed: int
          ) -> tuple[Path, list[str]]:
     """The result path and the command of one simulation."""
     train, dev = _files(args.ud / treebank)
     source, select = setting
     base, threshold = strategy_parts(strategy)
-    name = f"{treebank}-n{args.seed_trees}-{strategy}-{_label(source, select).replace(':', '-')}-s{seed}"
+    name = f"{treebank}-n{args.seed_trees}-{strategy}-{label(source, select).replace(':', '-')}-s{seed}"
     out = args.out_dir / f"{name}.json"
     command = [sys.executable, "-m", "parsing", "simulate", "--train", str(train), "--dev", str(dev),
                "--seed-trees", str(args.seed_trees), "--per-round", str(args.per_round),
@@ -165,200 +136,6 @@ def run(args: argparse.Namespace) -> None:
 
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         list(pool.map(one, grid))
-
-
-# --------------------------------------------------------------------------- report
-
-
-def read_rows(path: Path) -> list[Row]:
-    """The JSON lines; a run recorded twice counts once (the last line wins)."""
-    rows: dict[tuple[Any, ...], Row] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            row = json.loads(line)
-            rows[_key(row) + (row["strategy"], row["seed"])] = row
-    return list(rows.values())
-
-
-def _key(row: Row) -> tuple[Any, ...]:
-    """What makes two runs comparable: treebank, seed trees, batch size, members, warm, setting."""
-    config = row["config"]
-    return (row["treebank"], config["seed_trees"], config["per_round"], tuple(config["parsers"]),
-            bool(config.get("warm")), _label(row["self_training"], row["select"]))
-
-
-def tokens_to_reach(rounds: Sequence[Row], target: float, key: str = "dev_las") -> float | None:
-    """Annotated tokens at which the LAS-vs-tokens curve first reaches ``target`` (linear
-    interpolation between rounds), or ``None`` if it never does.
-
-    Examples:
-        >>> curve = [{"annotated_tokens": 100, "dev_las": 60.0}, {"annotated_tokens": 200, "dev_las": 70.0}]
-        >>> tokens_to_reach(curve, 65.0), tokens_to_reach(curve, 59.0), tokens_to_reach(curve, 71.0)
-        (150.0, 100.0, None)
-    """
-    previous: Row | None = None
-    for r in rounds:
-        if r[key] >= target:
-            if previous is None or r[key] == previous[key]:
-                return float(r["annotated_tokens"])
-            fraction = (target - previous[key]) / (r[key] - previous[key])
-            return float(previous["annotated_tokens"] + fraction * (r["annotated_tokens"]
-                                                                     - previous["annotated_tokens"]))
-        previous = r
-    return None
-
-
-def _mean(values: Iterable[float]) -> float | None:
-    listed = list(values)
-    return float(np.mean(listed)) if listed else None
-
-
-def _share_cell(tried: int, shares: Sequence[float], short: Sequence[tuple[float, float]]) -> str:
-    """A table cell: the mean share, or how far runs that never reached the target got
-    (their last round's tokens as % of random's, and LAS behind the target)."""
-    if tried == 0:
-        return "—"
-    if not shares:
-        tokens, behind = (float(np.mean([value[i] for value in short])) for i in (0, 1))
-        return f"not reached ({tokens:.0f}% of tokens: {behind:+.2f} LAS)"
-    return f"{np.mean(shares):.1f}%" + (f" ({len(shares)}/{tried})" if len(shares) < tried else "")
-
-
-def token_share_table(rows: Sequence[Row]) -> str:
-    """% of random's tokens each strategy needs to reach random's final dev LAS (no self-training).
-
-    Both sides are first arrivals at that LAS (linear interpolation), so random is 100%."""
-    runs: dict[tuple[Any, ...], dict[str, dict[int, Row]]] = defaultdict(lambda: defaultdict(dict))
-    for row in rows:
-        if row["self_training"] == "none":
-            runs[_key(row)][row["strategy"]][row["seed"]] = row
-    strategies = sorted({s for by in runs.values() for s in by}, key=_strategy_order)
-    lines = ["| treebank | seed trees | " + " | ".join(strategies) + " |",
-             "|---|---|" + "---|" * len(strategies)]
-    per_strategy: dict[str, list[float]] = defaultdict(list)
-    for key in sorted(runs):
-        by_strategy = runs[key]
-        if "random" not in by_strategy:
-            continue
-        cells = []
-        for strategy in strategies:
-            shares, tried = [], 0
-            short: list[tuple[float, float]] = []
-            for seed, baseline in by_strategy["random"].items():
-                run_ = by_strategy.get(strategy, {}).get(seed)
-                if run_ is None:
-                    continue
-                tried += 1
-                target = baseline["rounds"][-1]["dev_las"]
-                # random's own first arrival (a noisy curve can touch its final LAS earlier)
-                cost = tokens_to_reach(baseline["rounds"], target)
-                needed = tokens_to_reach(run_["rounds"], target)
-                if needed is not None and cost:
-                    shares.append(100.0 * needed / cost)
-                elif cost:
-                    last = run_["rounds"][-1]
-                    short.append((100.0 * last["annotated_tokens"] / cost, last["dev_las"] - target))
-            mean = _mean(shares)
-            if mean is not None:
-                per_strategy[strategy].append(mean)
-            cells.append(_share_cell(tried, shares, short))
-        lines.append(f"| {key[0]} | {key[1]} | " + " | ".join(cells) + " |")
-    means = [_mean(per_strategy[s]) for s in strategies]
-    lines.append("| **mean** | | " + " | ".join("—" if m is None else f"**{m:.1f}%**" for m in means) + " |")
-    return "\n".join(lines)
-
-
-def self_training_table(rows: Sequence[Row]) -> str:
-    """Final-round LAS gain of each self-training setting over none (same strategy and seed)."""
-    baseline = {(_key(r)[:5], r["strategy"], r["seed"]): r for r in rows if r["self_training"] == "none"}
-    gains: dict[tuple[Any, ...], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    members: list[str] = []
-    for row in rows:
-        if row["self_training"] == "none":
-            continue
-        base = baseline.get((_key(row)[:5], row["strategy"], row["seed"]))
-        if base is None:
-            continue
-        final, before = row["rounds"][-1], base["rounds"][-1]
-        group = (row["treebank"], row["config"]["seed_trees"], row["strategy"], _key(row)[5])
-        gains[group]["ensemble"].append(final["dev_las"] - before["dev_las"])
-        for name, scores in final["members"].items():
-            if name in before["members"]:
-                gains[group][name].append(scores["las"] - before["members"][name]["las"])
-                members += [name] if name not in members else []
-    if not gains:
-        return "(no self-training runs with a matching run without it)"
-    columns = ["ensemble", *members]
-    lines = ["| treebank | seed trees | strategy | self-training | " + " | ".join(columns) + " |",
-             "|---|---|---|---|" + "---|" * len(columns)]
-    overall: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for group in sorted(gains):
-        cells = []
-        for column in columns:
-            mean = _mean(gains[group].get(column, []))
-            cells.append("—" if mean is None else f"{mean:+.2f}")
-            if mean is not None:
-                overall[group[3]][column].append(mean)
-        lines.append(f"| {group[0]} | {group[1]} | {group[2]} | {group[3]} | " + " | ".join(cells) + " |")
-    for setting in sorted(overall):
-        cells = [f"**{m:+.2f}**" if (m := _mean(overall[setting].get(c, []))) is not None else "—"
-                 for c in columns]
-        lines.append(f"| **mean** | | | {setting} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
-def _mean_curve(runs: Sequence[Row]) -> list[tuple[float, float]]:
-    """Mean annotated tokens and ensemble LAS per round over seeds (rounds all runs reached)."""
-    length = min(len(r["rounds"]) for r in runs)
-    return [(float(np.mean([r["rounds"][i]["annotated_tokens"] for r in runs])),
-             float(np.mean([r["rounds"][i]["dev_las"] for r in runs]))) for i in range(length)]
-
-
-def draw_curves(rows: Sequence[Row], folder: Path) -> list[Path]:
-    """One SVG per treebank and setting (a line per strategy) and per strategy (a line per
-    self-training setting, when there are several)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    by_setting: dict[tuple[Any, ...], dict[str, list[Row]]] = defaultdict(lambda: defaultdict(list))
-    by_strategy: dict[tuple[Any, ...], dict[str, list[Row]]] = defaultdict(lambda: defaultdict(list))
-    for row in rows:
-        key = _key(row)
-        by_setting[key][row["strategy"]].append(row)
-        by_strategy[(*key[:5], row["strategy"])][key[5]].append(row)
-    written = []
-    for key, groups in sorted(by_setting.items()):
-        path = folder / f"curves-{key[0]}-n{key[1]}-{key[5].replace(':', '-')}.svg"
-        series = {s: _mean_curve(groups[s]) for s in sorted(groups, key=_strategy_order)}
-        path.write_text(line_chart_svg(series, width=760, title=f"{key[0]}: ensemble dev LAS ({key[5]})",
-                                       x_label="annotated tokens", y_label="dev LAS (%)",
-                                       highlight="random"), encoding="utf-8")
-        written.append(path)
-    for key, settings in sorted(by_strategy.items()):
-        if len(settings) < 2:
-            continue
-        path = folder / f"self-training-{key[0]}-n{key[1]}-{key[5]}.svg"
-        series = {label: _mean_curve(runs) for label, runs in sorted(settings.items())}
-        path.write_text(line_chart_svg(series, width=760,
-                                       title=f"{key[0]}: self-training ({key[5]} selection)",
-                                       x_label="annotated tokens", y_label="dev LAS (%)",
-                                       highlight="none"), encoding="utf-8")
-        written.append(path)
-    return written
-
-
-def report(path: Path, folder: Path) -> str:
-    """The markdown report of the JSON lines at ``path``; curves drawn into ``folder``."""
-    if not path.is_file():
-        raise SystemExit(f"no results at {path}: run the simulations first")
-    rows = read_rows(path)
-    curves = draw_curves(rows, folder)
-    return "\n".join([
-        f"## Simulated annotation ({len(rows)} runs, {path})", "",
-        "### Tokens needed to reach random selection's final dev LAS (% of random's tokens)", "",
-        token_share_table(rows), "",
-        "### Self-training: final-round dev LAS gain over no self-training (points)", "",
-        self_training_table(rows), "",
-        "Curves: " + ", ".join(str(p.relative_to(REPO) if p.is_relative_to(REPO) else p) for p in curves),
-    ])
 
 
 def main() -> None:

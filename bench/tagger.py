@@ -25,7 +25,7 @@ from pathlib import Path
 
 from parsing.commands.tagging import with_tags
 from parsing.conllu_io import FEATS, UPOS, format_conllu, parse_conllu, read_conllu, to_sentence
-from parsing.tagger import Tagger
+from parsing.tagger.model import Tagger
 
 ROOT_DIR = Path(__file__).resolve().parents[1]
 

@@ -41,7 +41,7 @@ from parsing.conllu_io import load_sentences  # noqa: E402
 from parsing.ensemble.registry import DEFAULT_METHOD, fit_ensemble  # noqa: E402
 from parsing.labeller import ArcLabeller  # noqa: E402
 from parsing.members import build_member, member_names  # noqa: E402
-from parsing.metrics import evaluate  # noqa: E402
+from parsing.scorer.metrics import evaluate  # noqa: E402
 from parsing.types import Parse, Sentence  # noqa: E402
 
 OUT = Path(__file__).parent / "out" / "warm_rounds.jsonl"

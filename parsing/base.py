@@ -41,11 +41,13 @@ class BaseParser(BaseEstimator, ABC):  # type: ignore[misc]
         """Parse sentences (their gold heads, if any, are ignored); one :class:`Parse` each,
         with ``arc_scores`` filled in."""
 
-    def predict_constrained(self, sentences: Sequence[Sentence],
-                            constraints: Sequence[Constraints]) -> list[Parse]:
+    def predict_constrained(self, sentences: Sequence[Sentence], constraints: Sequence[Constraints],
+                            *, free: Sequence[Parse] | None = None) -> list[Parse]:
         """Parse ``sentences`` keeping every forced arc (and forced label) of ``constraints``
         (one :class:`~parsing.constraints.Constraints` per sentence): each parse is a tree
-        with one ROOT child containing them. Members that support it override this.
+        with one ROOT child containing them. ``free``: this parser's unconstrained parses of the
+        same sentences when the caller has them (members that start from them skip parsing
+        again; the others ignore it). Members that support it override this.
 
         Raises:
             NotImplementedError: the parser has no constrained decoding.

@@ -1,8 +1,9 @@
 """Line charts as standalone SVG strings: no plotting library, no JavaScript, no fonts to fetch.
 
-One public function, :func:`line_chart_svg`, draws a few named series of ``(x, y)`` points
+:func:`line_chart_svg` draws a few named series of ``(x, y)`` points
 (learning curves: LAS against annotated tokens, say) on "nice" axes (ticks at 1, 2 or 5
-times a power of ten) with gridlines, markers that carry a tooltip, and a legend. Series
+times a power of ten) with gridlines, markers that carry a tooltip, and a legend;
+:func:`bar_chart_svg` draws grouped bars (a score per source, for each metric or tag). Series
 names are user data, so every piece of text is XML-escaped. Colours come from the
 Okabe-Ito palette, which stays distinguishable under the common colour-vision deficiencies.
 
@@ -19,7 +20,7 @@ import math
 from collections.abc import Mapping, Sequence
 from xml.sax.saxutils import escape
 
-__all__ = ["OKABE_ITO", "line_chart_svg", "nice_ticks"]
+__all__ = ["OKABE_ITO", "bar_chart_svg", "line_chart_svg", "nice_ticks"]
 
 OKABE_ITO = (
     "#0072B2",  # blue
@@ -235,5 +236,97 @@ def line_chart_svg(
             f'<circle cx="{legend_x + 9}" cy="{row_y}" r="{radius}" fill="{colour}"/>'
             f'<text x="{legend_x + 24}" y="{row_y + 4}"{weight}>{label}</text></g>'
         )
+    parts.append("</svg>")
+    return "\n".join(parts)
+
+
+def bar_chart_svg(
+    groups: Mapping[str, Mapping[str, float | None]],
+    *,
+    title: str,
+    y_label: str,
+    width: int = 760,
+    height: int = 320,
+    highlight: str | None = None,
+    colours: Mapping[str, str] | None = None,
+) -> str:
+    """Draw grouped vertical bars: one group per key of ``groups``, one bar per series in it.
+
+    Args:
+        groups: group name (a metric, a tag) -> series name (a source) -> value; None or a
+            non-finite value leaves a gap. Series keep the order of first appearance and the
+            same colour in every group.
+        title, y_label: the chart's title (its accessible name) and the y axis label.
+        width, height: the SVG's size in pixels.
+        highlight: a series drawn with a black outline (the ensemble, say).
+        colours: a colour per series name (so several charts colour a source alike); others
+            take the palette's colours in order.
+
+    Returns:
+        An ``<svg>`` like :func:`line_chart_svg`'s; every bar has a ``<title>`` tooltip
+        ``"series, group: value"``. The y axis starts at 0 unless a value is negative.
+
+    Examples:
+        >>> svg = bar_chart_svg({"LAS": {"a": 80.0, "b": 75.25}}, title="Scores", y_label="%")
+        >>> "b, LAS: 75.25" in svg and svg.count("<rect") == 5
+        True
+    """
+    if width < 200 or height < 150:
+        raise ValueError(f"bar_chart_svg needs width >= 200 and height >= 150, got {width}x{height}")
+    series = list(dict.fromkeys(name for values in groups.values() for name in values))
+    fill = {name: (colours or {}).get(name) or OKABE_ITO[i % len(OKABE_ITO)] for i, name in enumerate(series)}
+    values = [float(v) for bars in groups.values() for v in bars.values()
+              if v is not None and math.isfinite(float(v))]
+    if not values:
+        return _empty_svg(title, width, height)
+    ticks = nice_ticks(min(0.0, *values), max(values))
+    legend = min(max(_LEGEND_WIDTH, 34 + 7 * max(len(name) for name in series)), width // 3)
+    left, top = _MARGIN_LEFT, _MARGIN_TOP
+    right, bottom = width - legend - _MARGIN_RIGHT, height - _MARGIN_BOTTOM
+
+    def py(y: float) -> float:
+        return bottom - (y - ticks[0]) / (ticks[-1] - ticks[0]) * (bottom - top)
+
+    t = _text(title)
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" '
+        f'height="{height}" role="img" aria-label="{t}" font-family="sans-serif" font-size="11">',
+        f"<title>{t}</title>",
+        f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>',
+        f'<text x="{width / 2:.1f}" y="22" text-anchor="middle" font-size="14" font-weight="bold">{t}</text>',
+        '<g class="grid" stroke="#dddddd" stroke-width="1">',
+        *(f'<line x1="{left}" y1="{py(y):.1f}" x2="{right}" y2="{py(y):.1f}"/>' for y in ticks),
+        "</g>",
+        '<g class="y-ticks" text-anchor="end" fill="#333333">',
+        *(f'<text x="{left - 6}" y="{py(y) + 4:.1f}">{_text(_label(y, ticks))}</text>' for y in ticks),
+        "</g>",
+    ]
+    slot = (right - left) / len(groups)
+    bar = max(1.0, min(28.0, (slot - 8) / max(len(series), 1)))
+    for index, (group, bars) in enumerate(groups.items()):
+        start = left + index * slot + (slot - bar * len(series)) / 2
+        parts.append(f'<g class="bar-group" data-group="{_text(group)}">')
+        for position, name in enumerate(series):
+            value = bars.get(name)
+            if value is None or not math.isfinite(float(value)):
+                continue
+            y0, y1 = sorted((py(0.0), py(float(value))))
+            outline = ' stroke="#000000" stroke-width="1.5"' if name == highlight else ""
+            parts.append(
+                f'<rect x="{start + position * bar:.1f}" y="{y0:.1f}" width="{bar:.1f}" '
+                f'height="{max(y1 - y0, 0.5):.1f}" fill="{fill[name]}"{outline}>'
+                f"<title>{_text(name)}, {_text(group)}: {_number(float(value))}</title></rect>")
+        parts.append(f'<text x="{left + (index + 0.5) * slot:.1f}" y="{bottom + 16}" text-anchor="middle">'
+                     f"{_text(group)}</text></g>")
+    parts.append(f'<line x1="{left}" y1="{py(0.0):.1f}" x2="{right}" y2="{py(0.0):.1f}" stroke="#666666"/>')
+    middle = (top + bottom) / 2
+    parts.append(f'<text x="16" y="{middle:.1f}" text-anchor="middle" font-size="12" '
+                 f'transform="rotate(-90 16 {middle:.1f})">{_text(y_label)}</text>')
+    for position, name in enumerate(series):
+        row_y = top + 8 + position * 18
+        weight = ' font-weight="bold"' if name == highlight else ""
+        parts.append(f'<g class="legend-item"><rect x="{right + 14}" y="{row_y - 6}" width="12" height="12" '
+                     f'fill="{fill[name]}"/>'
+                     f'<text x="{right + 32}" y="{row_y + 4}"{weight}>{_text(name)}</text></g>')
     parts.append("</svg>")
     return "\n".join(parts)

@@ -15,7 +15,7 @@ Conventions: index 0 is ROOT; ``heads`` has shape ``(n+1,)`` with ``heads[0] == 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -292,16 +292,43 @@ def with_parse(raw: ConlluSentence, parse: Parse, *, tags: bool = False) -> Conl
     """
     if len(parse) != len(raw.words):
         raise ValueError(f"parse has {len(parse)} words, sentence has {len(raw.words)}")
+
+    def change(row: list[str], word: int) -> None:
+        row[HEAD] = str(int(parse.heads[word]))
+        row[DEPREL] = parse.deprels[word] or "_"
+        if tags and parse.upos is not None:
+            row[UPOS] = parse.upos[word]
+    return _with_words_changed(raw, change)
+
+
+def with_misc(raw: ConlluSentence, key: str, values: Sequence[str]) -> ConlluSentence:
+    """A copy of ``raw`` whose words (``len(values)`` of them, in order) carry ``key=value`` in
+    MISC (replacing an earlier ``key``; other attributes kept, ``_`` when MISC was empty).
+
+    Examples:
+        >>> s = ConlluSentence([], [["1", "a", "_", "X", "_", "_", "0", "root", "_", "SpaceAfter=No"]])
+        >>> with_misc(s, "ArcSource", ["human"]).rows[0][MISC]
+        'SpaceAfter=No|ArcSource=human'
+    """
+    if len(values) != len(raw.words):
+        raise ValueError(f"{len(values)} values for {len(raw.words)} words")
+
+    def change(row: list[str], word: int) -> None:
+        kept = [item for item in row[MISC].split("|") if item not in ("_", "") and item.split("=")[0] != key]
+        row[MISC] = "|".join([*kept, f"{key}={values[word - 1]}"])
+    return _with_words_changed(raw, change)
+
+
+def _with_words_changed(raw: ConlluSentence, change: Callable[[list[str], int], None]) -> ConlluSentence:
+    """A copy of ``raw`` with ``change(row, word)`` applied to a copy of each word's row
+    (``word`` counts words from 1; ranges and empty nodes are kept as they are)."""
     rows: list[list[str]] = []
     word = 0
     for row in raw.rows:
         new = list(row)
         if _WORD_ID.fullmatch(row[ID]):
             word += 1
-            new[HEAD] = str(int(parse.heads[word]))
-            new[DEPREL] = parse.deprels[word] or "_"
-            if tags and parse.upos is not None:
-                new[UPOS] = parse.upos[word]
+            change(new, word)
         rows.append(new)
     return ConlluSentence(list(raw.comments), rows, raw.first_line)
 

@@ -31,7 +31,7 @@ from types import MappingProxyType
 import numpy as np
 from numpy.typing import ArrayLike
 
-from parsing.decoders import chu_liu_edmonds, last_resort, mst
+from parsing.decoders.first_order import chu_liu_edmonds, last_resort, mst
 from parsing.trees import find_cycle
 from parsing.types import Heads, Parse, Scores
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -30,7 +29,8 @@ from parsing.ensemble.constrained import force_combined
 from parsing.ensemble.registry import combine, fit_ensemble, load_ensemble, method_spec, save_ensemble
 from parsing.ensemble.voting import ensemble_vote_weights
 from parsing.forked import can_fork, parse_forked
-from parsing.members import MEMBERS, build_member, member_names
+from parsing.member_fit import MemberJob, MemberRunner, fit_member, pool_runner
+from parsing.members import MEMBERS, member_names
 from parsing.persist import load_model
 from parsing.types import Parse, Sentence
 
@@ -118,7 +118,8 @@ class ModelBundle:
 
     def parse_constrained(self, sentences: Sequence[Sentence], constraints: Sequence[Constraints],
                           names: Sequence[str] | None = None, *, tags: TagMode | None = None,
-                          previous: Sequence[Parse] | None = None
+                          previous: Sequence[Parse] | None = None,
+                          unconstrained: tuple[Mapping[str, Sequence[Parse]], Sequence[Parse]] | None = None,
                           ) -> tuple[dict[str, list[Parse]], list[Parse]]:
         """:meth:`parse_with_ensemble` under forced arcs (one :class:`Constraints` per sentence).
 
@@ -130,7 +131,11 @@ class ModelBundle:
         labels onto the combined tree (members weighted as in the vote shares), so every
         returned tree contains the constraints. With ``previous`` (the ensemble trees shown
         before this re-parse, one per sentence), a free word whose head did not change keeps
-        its previous label (:func:`~parsing.constraints.keep_previous_labels`).
+        its previous label (:func:`~parsing.constraints.keep_previous_labels`). ``unconstrained``
+        (every member's parses and the ensemble's trees of these sentences, as
+        :meth:`parse_with_ensemble` returns them for the same prepared sentences) spares parsing
+        them again, e.g. when a web process re-parses one sentence after each edit; they are
+        not modified.
 
         Raises:
             ValueError: no fitted ensemble, or constraints that do not fit a sentence.
@@ -144,8 +149,12 @@ class ModelBundle:
         missing = [name for name in wanted if name not in self.parsers]
         if missing:
             raise ValueError(f"model has no parser {', '.join(missing)}; it has {', '.join(self.parsers)}")
-        parses = self.parse(prepared, wanted, tags="gold")
-        combined = combine(self.ensemble, self.ensemble_members, prepared, parses)
+        if unconstrained is None:
+            parses = self.parse(prepared, wanted, tags="gold")
+            combined = combine(self.ensemble, self.ensemble_members, prepared, parses)
+        else:
+            parses = {name: list(unconstrained[0][name]) for name in wanted}
+            combined = list(unconstrained[1])
         redo = [i for i, (tree, forced) in enumerate(zip(combined, constraints, strict=True))
                 if not forced.satisfied_by(tree.heads)]
         for name in wanted:  # members re-parse where they (or the ensemble) miss a forced arc
@@ -153,7 +162,8 @@ class ModelBundle:
             chosen = sorted({*redo, *(i for i, forced in enumerate(constraints)
                                       if not forced.satisfied_by(own[i].heads))})
             again = self.parsers[name].predict_constrained([prepared[i] for i in chosen],
-                                                           [constraints[i] for i in chosen])
+                                                           [constraints[i] for i in chosen],
+                                                           free=[own[i] for i in chosen])
             for i, parse in zip(chosen, again, strict=True):
                 own[i] = parse
             parses[name] = [finish_parse(p, forced) for p, forced in zip(own, constraints, strict=True)]
@@ -189,7 +199,7 @@ def train_tagger(train: Sequence[Sentence], dev: Sequence[Sentence] | None, *, r
                  ) -> tuple[object, list[Sentence], list[Sentence] | None]:
     """Fit the tagger; return it, jackknife-tagged train, and tagged dev."""
     from parsing.jackknife import jackknife_tags
-    from parsing.tagger import Tagger
+    from parsing.tagger.model import Tagger
 
     def make_tagger() -> Tagger:
         return Tagger(random_state=random_state)
@@ -198,33 +208,6 @@ def train_tagger(train: Sequence[Sentence], dev: Sequence[Sentence] | None, *, r
     jackknifed = jackknife_tags(train, make_tagger, folds=10, random_state=random_state)
     tagged_dev = tagger.tag(dev) if dev else None
     return tagger, jackknifed, tagged_dev
-
-
-def warm_member(path: Path | None) -> BaseParser | None:
-    """The fitted member saved at ``path``, set to continue training (``warm_start=True``), or
-    None when there is no such file or the member cannot continue (it is then trained cold)."""
-    if path is None or not path.is_file():
-        return None
-    parser: BaseParser = load_model(path, BaseParser)
-    if "warm_start" not in parser.get_params():
-        return None
-    parser.set_params(warm_start=True)
-    return parser
-
-
-def _fit_one(name: str, train: Sequence[Sentence], dev: Sequence[Sentence] | None, path: Path,
-             random_state: int, params: Mapping[str, Any], warm: Path | None = None
-             ) -> tuple[str, float, bool]:
-    """Fit one member (continuing the model at ``warm`` when it can) and save it:
-    ``(name, seconds, continued)``."""
-    started = time.perf_counter()
-    parser = warm_member(warm)
-    continued = parser is not None
-    if parser is None:
-        parser = build_member(name, **{"random_state": random_state, **params})
-    parser.fit(train, dev)
-    parser.save(path)
-    return name, time.perf_counter() - started, continued
 
 
 def train_models(
@@ -242,6 +225,7 @@ def train_models(
     progress: Progress | None = None,
     extra_train: Mapping[str, Sequence[Sentence]] | None = None,
     warm_from: str | Path | None = None,
+    member_runner: MemberRunner | None = None,
 ) -> dict[str, float]:
     """Train the tagger (predicted tags only), the named members and the ensemble into ``out_dir``.
 
@@ -260,6 +244,8 @@ def train_models(
             member saved there that supports ``warm_start`` continues from its weights (a
             *warm round*); the others are trained from scratch. The manifest lists the
             continued members (``"warm_members"``) and the directory (``"warm_from"``).
+        member_runner: fits the members (:mod:`parsing.member_fit`; default: one after another
+            here, or ``jobs`` local processes).
 
     Returns:
         Training seconds per member (and ``"tagger"``, ``"ensemble"``).
@@ -287,22 +273,20 @@ def train_models(
     previous = _warm_paths(warm_from, tags, chosen)
     continued: list[str] = []
     member_train = {name: [*train, *extra[name]] if extra.get(name) else train for name in chosen}
-    if jobs > 1:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = [pool.submit(_fit_one, n, member_train[n], dev, paths[n], random_state,
-                                   overrides.get(n, {}), previous.get(n))
-                       for n in chosen]
-            for done, future in enumerate(futures, start=1):
-                name, spent, warm = future.result()
-                seconds[name] = spent
-                continued += [name] if warm else []
-                say(f"trained {name} in {spent:.1f}s", done / len(chosen))
-    else:
-        for done, name in enumerate(chosen):
-            say(f"training {name} ({done + 1} of {len(chosen)})", done / len(chosen))
-            _, seconds[name], warm = _fit_one(name, member_train[name], dev, paths[name], random_state,
-                                              overrides.get(name, {}), previous.get(name))
+    member_jobs = [MemberJob(name, member_train[name], dev, paths[name], random_state,
+                             overrides.get(name, {}), previous.get(name)) for name in chosen]
+    runner = member_runner or (pool_runner(jobs) if jobs > 1 else None)
+    if runner is not None:
+        for done, (name, spent, warm) in enumerate(runner(member_jobs), start=1):
+            seconds[name] = spent
             continued += [name] if warm else []
+            say(f"trained {name} in {spent:.1f}s", done / len(chosen))
+        continued = [name for name in chosen if name in continued]
+    else:
+        for done, job in enumerate(member_jobs):
+            say(f"training {job.name} ({done + 1} of {len(chosen)})", done / len(chosen))
+            _, seconds[job.name], warm = fit_member(job)
+            continued += [job.name] if warm else []
         say("members trained", 1.0)
     manifest: dict[str, Any] = {"tags": tags, "parsers": chosen, "train_sentences": len(train),
                                 "dev_sentences": len(dev or []), "train_seconds": seconds,
@@ -369,7 +353,7 @@ def load_models(model_dir: str | Path, names: Sequence[str] | None = None) -> Mo
     parsers = {name: load_model(root / "parsers" / f"{name}.model", BaseParser) for name in chosen}
     tagger = None
     if manifest["tags"] == "predicted":
-        from parsing.tagger import Tagger
+        from parsing.tagger.model import Tagger
 
         tagger = Tagger.load(root / "tagger")
     bundle = ModelBundle(tags=manifest["tags"], parsers=parsers, tagger=tagger, manifest=manifest)

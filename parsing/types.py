@@ -36,6 +36,10 @@ class Sentence:
             :data:`ROOT` (``deprels[0] == ""``). Missing values are ``"_"``.
         heads: shape ``(n+1,)``; ``heads[0] == -1``; ``-1`` also marks an unknown head.
         sent_id: the ``# sent_id`` comment, when there is one.
+        annotated: for a *partial tree*, which words' arcs a person set or confirmed, shape
+            ``(n+1,)`` (entry 0 False); the other arcs were filled in by the constrained
+            ensemble. ``None``: the whole tree is the annotator's (gold). Learners that can
+            leave the filled-in arcs out of their loss do (see :mod:`parsing.graph.model`).
     """
 
     forms: list[str]
@@ -46,12 +50,20 @@ class Sentence:
     heads: Heads
     deprels: list[str]
     sent_id: str | None = None
+    annotated: NDArray[np.bool_] | None = None
 
     def __post_init__(self) -> None:
         size = len(self.forms)
         columns = (self.lemmas, self.upos, self.xpos, self.feats, self.deprels)
         if any(len(column) != size for column in columns) or self.heads.shape != (size,):
             raise ValueError("Sentence columns must all have n+1 entries")
+        if self.annotated is not None and np.shape(self.annotated) != (size,):
+            raise ValueError("Sentence.annotated must have n+1 entries")
+
+    @property
+    def partial(self) -> bool:
+        """True for a partial tree: some words' arcs were not set or confirmed by a person."""
+        return self.annotated is not None and not bool(np.all(self.annotated[1:]))
 
     def __len__(self) -> int:
         """Number of words ``n`` (ROOT excluded)."""

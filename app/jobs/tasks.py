@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from flask import current_app
 from threadpoolctl import threadpool_limits
 
-from app.jobs import Progress, task
-from app.models import Job, Treebank, User
+from app.job_models import Job
+from app.jobs import JobCancelled, Progress, task
+from app.jobs.fanout import MEMBER_KIND, member_job_from_json, parent_is_running, queue_runner
+from app.jobs.model_files import clear_leftovers, publish, staging_dir
+from app.models import Treebank, User
+from app.parser_models import TrainingRound
 from app.services import DbSession
+from app.services.external import run_plugins
 from app.services.preannotate import (
     chosen_targets,
     new_round,
@@ -23,6 +30,7 @@ from app.services.preannotate import (
 from app.services.rounds import changed_between, ensemble_trees, finish_round
 from app.services.self_training import automatic_training_trees
 from parsing.ensemble.registry import DEFAULT_METHOD
+from parsing.member_fit import fit_member
 
 BATCH = 25
 """Sentences parsed and stored per transaction."""
@@ -32,17 +40,16 @@ BATCH = 25
 def preannotate(session: DbSession, job: Job, progress: Progress) -> dict[str, Any]:
     """Train a round on the treebank, then parse the pool (or ``params["sentences"]``) in batches.
 
+    The models are trained in a staging directory and renamed into place with their checksums
+    (:mod:`app.jobs.model_files`); the round's row is added only at the end, so a failed,
+    cancelled or killed job registers no round (the parsed batches it committed stay, each whole).
+
     Params: ``parsers`` (member names), ``tags`` (``gold``/``predicted``), optional
     ``ensemble`` (method name; default: the measured default), ``sentences`` (ids to parse;
     default: every unannotated pool sentence), ``self_training`` (settings of
     :func:`app.services.self_training.parse_settings`, or None) and ``warm`` (continue the
     members from the newest earlier round's weights where they can).
     """
-    with threadpool_limits(limits=1, user_api="blas"):  # small matrices: see parsing.cli
-        return _preannotate(session, job, progress)
-
-
-def _preannotate(session: DbSession, job: Job, progress: Progress) -> dict[str, Any]:
     treebank = session.get(Treebank, job.treebank_id)
     user = session.get(User, job.user_id)
     if treebank is None or user is None:
@@ -51,6 +58,20 @@ def _preannotate(session: DbSession, job: Job, progress: Progress) -> dict[str, 
     round_ = new_round(session, treebank, parsers=params["parsers"], tags=params.get("tags", "gold"),
                        user=user, models_dir=current_app.config["MODELS_DIR"],
                        ensemble=params.get("ensemble") or DEFAULT_METHOD)
+    final = Path(round_.model_dir)
+    clear_leftovers(final)  # of a killed earlier attempt: no round row points there
+    round_.model_dir = str(staging_dir(final, job.id))
+    try:
+        with threadpool_limits(limits=1, user_api="blas"):  # small matrices: see parsing.cli
+            return _preannotate(session, job, progress, treebank, user, round_, final)
+    except BaseException:
+        clear_leftovers(final)  # the round is not registered: nothing may point to its models
+        raise
+
+
+def _preannotate(session: DbSession, job: Job, progress: Progress, treebank: Treebank, user: User,
+                 round_: TrainingRound, final: Path) -> dict[str, Any]:
+    params = job.params or {}
     chosen = [int(i) for i in params.get("sentences") or []]
     targets = chosen_targets(session, treebank, chosen) if chosen else pool_targets(session, treebank)
     require_tags(session, targets, round_.tags)  # before hours of training, not after
@@ -64,25 +85,47 @@ def _preannotate(session: DbSession, job: Job, progress: Progress) -> dict[str, 
             session, treebank, pool_targets(session, treebank), round_.parsers, settings,
             n_human=len(data.train), round_number=round_.number)
     warm_from = warm_start_round(session, treebank, round_) if params.get("warm") else None
+    runner = queue_runner(current_app._get_current_object(), session, job,  # type: ignore[attr-defined]
+                          Path(f"{round_.model_dir}-members"), progress)
     trained = train_round(round_, data, params=current_app.config.get("MEMBER_PARAMS") or {},
                           ensemble_params=current_app.config.get("ENSEMBLE_PARAMS") or {}, say=progress,
-                          automatic=automatic, self_training=settings, warm_from=warm_from)
-    progress(f"round {round_.number} trained", 0.6)  # commits the round's weights and scores
+                          automatic=automatic, self_training=settings, warm_from=warm_from,
+                          member_runner=runner)
+    round_.checksums = publish(Path(round_.model_dir), final)
+    round_.model_dir = str(final)
+    progress(f"round {round_.number} trained", 0.6)
     done, compared = 0, 0
     changed: list[int] = []
+    plugins: dict[str, dict[str, Any]] = {}
     for start in range(0, len(targets), BATCH):
         batch = targets[start:start + BATCH]
         before = ensemble_trees(session, batch)  # the previous round's trees
         done += parse_batch(session, trained, batch, user=user)
+        run_plugins(session, treebank, batch, user=user, outcome=plugins)  # external parsers (issue #16)
         batch_compared, batch_changed = changed_between(before, ensemble_trees(session, batch))
         compared, changed = compared + batch_compared, changed + batch_changed
         progress(f"parsed {done} of {len(targets)} sentences", 0.6 + 0.4 * done / len(targets))
     if not targets:
         progress("nothing to parse: every pool sentence is annotated", 1.0)
     finish_round(round_, compared=compared, changed=changed)
+    session.add(round_)  # registered in the commit that marks the job done (app.jobs.run_job)
     return {"round": round_.number, "parsed": done, "parsers": list(round_.parsers),
             "ensemble": round_.ensemble,
             "weights": round_.weights, "dev_uas": round_.dev_uas,
             "train_sentences": len(data.train), "dev_sentences": len(data.dev),
+            "partial_sentences": data.partial,
             "evaluation": round_.evaluation, "scores": round_.scores,
-            "changed_sentences": len(changed)}
+            "changed_sentences": len(changed), "plugins": plugins}
+
+
+@task(MEMBER_KIND)
+def train_member(session: DbSession, job: Job, progress: Progress) -> dict[str, Any]:
+    """Fit one member of a round (:mod:`app.jobs.fanout`): ``params`` ``parent`` (the round's
+    job), ``member`` and ``spec`` (the JSON file of its :class:`~parsing.member_fit.MemberJob`)."""
+    if not parent_is_running(session, job):
+        raise JobCancelled("its round is no longer running")
+    spec = member_job_from_json(json.loads(Path(job.params["spec"]).read_text(encoding="utf-8")))
+    progress(f"training {spec.name} for round job {job.params['parent']}", 0.0)
+    with threadpool_limits(limits=1, user_api="blas"):
+        name, seconds, warm = fit_member(spec)
+    return {"member": name, "seconds": seconds, "warm": warm}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Select, func, select, tuple_
+from sqlalchemy import ColumnElement, Select, func, select, tuple_
 
 from app.models import SPLITS, Document, Sentence, Token, Treebank, TreeVersion
 from app.services import DbSession
@@ -40,11 +40,17 @@ class Page:
         return max(1, -(-self.total // self.per_page))
 
 
-def treebank_stats(session: DbSession, treebank_id: int | None = None) -> list[TreebankStats]:
-    """Treebanks (all, or one) with sentence/word counts per split and trees per source."""
+def treebank_stats(
+    session: DbSession, treebank_id: int | None = None, *, where: ColumnElement[bool] | None = None
+) -> list[TreebankStats]:
+    """Treebanks (all, one, or those ``where`` keeps, e.g.
+    :func:`app.services.permissions.readable_treebanks`) with sentence/word counts per split and
+    trees per source."""
     treebanks = select(Treebank).order_by(Treebank.name)
     if treebank_id is not None:
         treebanks = treebanks.where(Treebank.id == treebank_id)
+    if where is not None:
+        treebanks = treebanks.where(where)
     stats = {tb.id: TreebankStats(tb) for tb in session.scalars(treebanks)}
     per_split = session.execute(
         select(Document.treebank_id, Document.split, func.count(Sentence.id),

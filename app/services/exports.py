@@ -9,6 +9,11 @@ so a gold export of trees is byte-identical to the imported file).
 ``reviewed`` (any split), and the train, dev and test sentences that were imported with a tree
 (a treebank's gold trees came in finished). Pool sentences count only once reviewed, even if
 their file had trees.
+
+``provenance`` adds each arc's source to MISC as ``ArcSource=human`` (set or confirmed by the
+annotator) or ``ArcSource=parser`` (filled in by the ensemble around the human arcs: a partial
+tree), on the words of exported annotation versions that record it; other trees get nothing.
+Off by default, so an export stays what other tools expect.
 """
 
 from __future__ import annotations
@@ -23,12 +28,14 @@ from sqlalchemy import select
 
 from app.models import Document, Sentence, SentenceState, Token, Treebank, TreeVersion
 from app.services import DbSession
-from app.services.trees import latest_versions
-from parsing.conllu_io import HEAD, ConlluSentence, format_conllu, with_parse
+from app.services.trees import check_export_source, latest_versions
+from parsing.conllu_io import FEATS, HEAD, LEMMA, XPOS, ConlluSentence, format_conllu, with_misc, with_parse
 from parsing.types import NO_HEAD, ROOT, Parse
 
 _COLUMNS = (Token.ident, Token.form, Token.lemma, Token.upos, Token.xpos, Token.feats,
             Token.head, Token.deprel, Token.deps, Token.misc)
+ARC_SOURCE = "ArcSource"
+"""The MISC attribute of an arc's provenance (``provenance=True``)."""
 OMITTED_HEADER = "X-Arcvote-Omitted"
 """Response header of a web export: how many sentences had no tree from the source."""
 
@@ -44,14 +51,18 @@ class Export:
 
 def export_treebank(
     session: DbSession, treebank: Treebank, *, source: str = "gold", split: str | None = None,
-    reviewed_only: bool = False,
+    reviewed_only: bool = False, provenance: bool = False,
 ) -> Export:
     """The treebank's sentences that have a ``source`` tree, as CoNLL-U in document and sentence order.
 
     ``gold`` writes the imported lines unchanged (a lossless round trip). Any other source
-    replaces HEAD and DEPREL of the words with that source's newest tree, and UPOS with the
-    tags its parsers predicted when they tagged the sentence themselves.
+    replaces HEAD and DEPREL of the words with that source's newest tree, UPOS with the
+    tags its parsers predicted when they tagged the sentence themselves, and (for ``latest``)
+    UPOS, XPOS, LEMMA and FEATS with the values an annotator set.
+
+    :raise ValueError: ``source`` is not one of :data:`app.services.trees.EXPORT_SOURCES`.
     """
+    check_export_source(source)
     sentences = list(_raw_sentences(session, treebank, split))
     if reviewed_only:
         reviewed = _reviewed_ids(session, [sentence_id for sentence_id, _, _ in sentences])
@@ -61,7 +72,7 @@ def export_treebank(
         kept = [raw for _, _, raw in sentences if _has_imported_tree(raw)]
     else:
         trees = latest_versions(session, [sentence_id for sentence_id, _, _ in sentences], source)
-        kept = [_with_tree(raw, trees[sentence_id]) for sentence_id, _, raw in sentences
+        kept = [_with_tree(raw, trees[sentence_id], provenance) for sentence_id, _, raw in sentences
                 if sentence_id in trees]
     return Export(format_conllu(kept), len(kept), len(sentences) - len(kept))
 
@@ -113,7 +124,24 @@ def _raw_sentences(
         yield sentence_id, split_name, ConlluSentence(list(comments), [list(row[1:]) for row in rows])
 
 
-def _with_tree(raw: ConlluSentence, tree: TreeVersion) -> ConlluSentence:
+def sentence_conllu(session: DbSession, sentence: Sentence, tree: TreeVersion) -> ConlluSentence:
+    """One sentence's lines with ``tree`` as :func:`export_treebank` writes them."""
+    rows = session.execute(select(*_COLUMNS).where(Token.sentence_id == sentence.id).order_by(Token.position))
+    return _with_tree(ConlluSentence(list(sentence.comments), [list(row) for row in rows]), tree)
+
+
+def _with_tree(raw: ConlluSentence, tree: TreeVersion, provenance: bool = False) -> ConlluSentence:
+    """``raw`` with the tree's HEAD and DEPREL, and every word column the version stores (the
+    parsers' predicted UPOS, an annotator's UPOS, XPOS, LEMMA and FEATS); with ``provenance``,
+    each arc's source in MISC (:data:`ARC_SOURCE`) where the version records it."""
     heads = np.array([NO_HEAD, *tree.heads], dtype=np.intp)
     upos = None if tree.upos is None else [ROOT, *(str(tag) for tag in tree.upos)]
-    return with_parse(raw, Parse(heads=heads, deprels=["", *tree.deprels], upos=upos), tags=upos is not None)
+    parse = Parse(heads=heads, deprels=["", *tree.deprels], upos=upos)
+    parsed = with_parse(raw, parse, tags=upos is not None)
+    for index, values in ((XPOS, tree.xpos), (LEMMA, tree.lemmas), (FEATS, tree.feats)):
+        if values is not None:
+            for row, value in zip(parsed.words, values, strict=True):
+                row[index] = str(value)
+    if provenance and tree.provenance is not None:
+        return with_misc(parsed, ARC_SOURCE, [str(source) for source in tree.provenance])
+    return parsed

@@ -2,6 +2,7 @@
 
 The whole file is parsed and checked by :mod:`parsing.conllu_io` before the first row is
 written, so a malformed file leaves the database untouched; the caller commits or rolls back.
+A sentence may have at most :data:`MAX_SENTENCE_WORDS` (500) words.
 
 Trees and splits. A sentence whose heads are all ``_`` has no tree: it can only go to the
 ``pool`` (the sentences to annotate). The train, dev and test splits need a tree for every
@@ -9,6 +10,9 @@ sentence, so a file with an untreed sentence is refused there, naming that sente
 word line. A pool file may mix both: sentences with trees keep them as their ``gold`` version,
 the others wait for pre-annotation. Plain text (:func:`import_text`) is tokenized by
 :mod:`parsing.tokenize` and always goes to the pool.
+
+Who: the importer of a new treebank becomes its owner; importing into an existing one needs
+the ``import`` permission (:mod:`app.services.permissions`). Every import is an audit event.
 """
 
 from __future__ import annotations
@@ -22,8 +26,10 @@ from typing import Any, cast
 
 from sqlalchemy import Table, func, insert, select
 
-from app.models import SPLITS, Base, Document, Sentence, Token, Treebank, TreeVersion, User
+from app.models import SPLITS, Base, Document, Membership, Sentence, Token, Treebank, TreeVersion, User
 from app.services import DbSession
+from app.services.audit import record
+from app.services.permissions import require
 from parsing.conllu_io import (
     DEPREL,
     HEAD,
@@ -33,6 +39,11 @@ from parsing.conllu_io import (
     parse_conllu,
 )
 from parsing.tokenize import sentences_from_text
+
+MAX_SENTENCE_WORDS = 500
+"""Most words (token lines with an integer ID) one sentence may have. The longest sentences of
+the UD treebanks have a few hundred words; a longer "sentence" is a paragraph or a file that
+lost its blank lines, and would make the editor draw thousands of arcs."""
 
 _LANGUAGE_FROM_FILENAME = re.compile(r"([a-z]{2,3})_[a-z0-9]+-ud-")
 _WORD_ID = re.compile(r"[1-9][0-9]*")
@@ -138,10 +149,21 @@ def _refuse_control_characters(text: str, filename: str) -> None:
                                   source=filename)
 
 
+def _refuse_long_sentences(sentences: Sequence[ConlluSentence], filename: str) -> None:
+    """Refuse a sentence of more than :data:`MAX_SENTENCE_WORDS` words, naming it and its line."""
+    for number, sentence in enumerate(sentences, start=1):
+        if len(sentence.words) > MAX_SENTENCE_WORDS:
+            name = sentence.sent_id or f"number {number}"
+            raise ConlluError(sentence.first_line, f"sentence {name} has {len(sentence.words):,} words; "
+                                                   f"a sentence may have at most {MAX_SENTENCE_WORDS} "
+                                                   "(split it into shorter sentences)", source=filename)
+
+
 def _store(
     session: DbSession, sentences: Sequence[ConlluSentence], *, filename: str, treebank_name: str,
     split: str, user: User, language: str | None,
 ) -> ImportResult:
+    _refuse_long_sentences(sentences, filename)  # before the first row is written
     treebank = _get_or_create_treebank(
         session, treebank_name.strip(), user, language or guess_language(filename), sentences
     )
@@ -150,7 +172,8 @@ def _store(
     words = _insert_tokens(session, sentence_ids, sentences)
     trees = _insert_gold_trees(session, sentence_ids, sentences, user)
     treebank.labels = sorted(set(treebank.labels) | _labels(sentences))
-    session.flush()
+    record(session, "import", user=user, treebank=treebank, document=filename, split=split,
+           sentences=len(sentences), words=words)
     return ImportResult(treebank, document, len(sentences), words, trees)
 
 
@@ -176,15 +199,22 @@ def detect_direction(forms: Iterable[str]) -> str:
 def _get_or_create_treebank(
     session: DbSession, name: str, user: User, language: str, sentences: Sequence[ConlluSentence]
 ) -> Treebank:
+    """The treebank called ``name``, or a new one owned by ``user``.
+
+    :raise PermissionDenied: it exists and ``user`` may not import into it.
+    """
     treebank = session.scalar(select(Treebank).where(Treebank.name == name))
-    if treebank is None:
-        forms = (row[1] for sentence in sentences[:500] for row in sentence.words)
-        treebank = Treebank(
-            name=name, language=language, direction=detect_direction(forms), labels=[],
-            created_by=user,
-        )
-        session.add(treebank)
-        session.flush()
+    if treebank is not None:
+        require(user, "import", treebank)
+        return treebank
+    forms = (row[1] for sentence in sentences[:500] for row in sentence.words)
+    treebank = Treebank(
+        name=name, language=language, direction=detect_direction(forms), labels=[],
+        created_by=user, visibility="private",
+    )
+    treebank.memberships.append(Membership(user=user, role="owner"))
+    session.add(treebank)
+    session.flush()
     return treebank
 
 

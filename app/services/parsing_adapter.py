@@ -16,6 +16,8 @@ from sqlalchemy import select
 
 from app.models import Token, TreeVersion
 from app.services import DbSession
+from app.services.token_columns import stored_attributes
+from app.services.trees import latest_versions
 from parsing.types import NO_HEAD, ROOT, Parse
 from parsing.types import Sentence as ParsingSentence
 
@@ -25,7 +27,8 @@ def load_sentences(
 ) -> list[ParsingSentence]:
     """The words of ``sentence_ids`` (in that order) as parsing sentences.
 
-    Heads and labels come from ``trees[sentence_id]`` when given, else they are unknown.
+    Heads and labels come from ``trees[sentence_id]`` when given, else they are unknown; a
+    tree that records provenance (a partial tree) marks its human arcs as ``annotated``.
     """
     if not sentence_ids:
         return []
@@ -38,18 +41,47 @@ def load_sentences(
     return [_sentence(words.get(sid, []), tree_of.get(sid)) for sid in sentence_ids]
 
 
+def with_trees(
+    session: DbSession, sentence_ids: list[int], trees: dict[int, TreeVersion] | None = None
+) -> list[tuple[int, ParsingSentence]]:
+    """``(id, sentence)`` for the sentences that have words and a whole tree, in the given order."""
+    found = trees if trees is not None else latest_versions(session, sentence_ids, "latest")
+    usable = [sid for sid in sentence_ids if sid in found]
+    return [(sid, s) for sid, s in zip(usable, load_sentences(session, usable, found), strict=True)
+            if len(s) and s.has_tree]
+
+
+def partial_trees(session: DbSession, sentence_ids: list[int]) -> list[tuple[int, ParsingSentence]]:
+    """``(id, sentence)`` of the sentences whose newest annotation is a partial tree with at least
+    one human arc (its other arcs came from the constrained ensemble; ``annotated`` marks them)."""
+    trees = {sid: tree for sid, tree in latest_versions(session, sentence_ids, "annotation").items()
+             if tree.provenance and "human" in tree.provenance}
+    return [(sid, sentence) for sid, sentence in with_trees(session, list(trees), trees) if sentence.partial]
+
+
 def _sentence(tokens: list[Token], tree: TreeVersion | None) -> ParsingSentence:
+    """The words with the tree's arcs and, for an annotation, the word columns its annotator set."""
     n = len(tokens)
     heads = [NO_HEAD] * n if tree is None else [NO_HEAD if h is None else int(h) for h in tree.heads]
     deprels = ["_"] * n if tree is None else [str(label or "_") for label in tree.deprels]
+    provenance = tree.provenance if tree is not None and tree.provenance and len(tree.provenance) == n \
+        else None
+    annotated = None if provenance is None else np.array([False, *(p == "human" for p in provenance)])
+    edited = stored_attributes(tree) if tree is not None else {}
+
+    def column(stored: str, imported: str) -> list[str]:
+        values = edited.get(stored)
+        return [ROOT, *(map(str, values) if values is not None else (getattr(t, imported) for t in tokens))]
+
     return ParsingSentence(
         forms=[ROOT, *(t.form for t in tokens)],
-        lemmas=[ROOT, *(t.lemma for t in tokens)],
-        upos=[ROOT, *(t.upos for t in tokens)],
-        xpos=[ROOT, *(t.xpos for t in tokens)],
-        feats=[ROOT, *(t.feats for t in tokens)],
+        lemmas=column("lemmas", "lemma"),
+        upos=column("upos", "upos"),
+        xpos=column("xpos", "xpos"),
+        feats=column("feats", "feats"),
         heads=np.array([NO_HEAD, *heads], dtype=np.intp),
         deprels=["", *deprels],
+        annotated=annotated,
     )
 
 

@@ -4,7 +4,8 @@
    already reviewed; the dev split (gold or corrected) tunes the ensemble's member weights and
    scores the round. Without a dev split a fixed slice of those trees is held out instead
    (:func:`held_out_slice`): never trained on, it only scores the round.
-2. :func:`new_round` records a :class:`~app.models.TrainingRound`; :func:`train_round`
+2. :func:`new_round` makes a :class:`~app.models.TrainingRound` (added by the job once it
+   finished); :func:`train_round`
    fits every member and the round's ensemble method (default: the measured default,
    :data:`parsing.ensemble.registry.DEFAULT_METHOD`) into its model directory (no database
    work), the weights of the vote shares shown to annotators (:func:`vote_weights`), and
@@ -27,16 +28,18 @@ from typing import Any
 import numpy as np
 from sqlalchemy import func, select
 
-from app.models import Document, Sentence, SentenceState, Token, TrainingRound, Treebank, TreeVersion, User
+from app.models import Document, Sentence, SentenceState, Token, Treebank, TreeVersion, User
+from app.parser_models import TrainingRound
 from app.services import DbSession
-from app.services.parsing_adapter import load_sentences, tree_of_parse
+from app.services.parsing_adapter import load_sentences, partial_trees, tree_of_parse, with_trees
 from app.services.trees import latest_versions
 from parsing.ensemble.base import member_accuracy, stack_heads
-from parsing.ensemble.confidence import sentence_confidence
+from parsing.ensemble.confidence import SentenceConfidence, sentence_confidence
 from parsing.ensemble.registry import DEFAULT_METHOD, method_spec
+from parsing.member_fit import MemberRunner
 from parsing.members import member_names
-from parsing.metrics import evaluate
 from parsing.pipeline import ModelBundle, TagMode, load_models, read_manifest, train_models
+from parsing.scorer.metrics import evaluate
 from parsing.types import Parse
 from parsing.types import Sentence as ParsingSentence
 
@@ -83,7 +86,8 @@ class TrainingData:
     """What a round learns from and what scores it.
 
     ``train``: the trees to train on (``train_ids`` in the same order), of which ``gold``
-    are imported trees and ``corrected`` annotation versions; ``dev``: the dev split's trees
+    are imported trees and ``corrected`` annotation versions (``partial`` of them partial
+    trees: pool sentences saved with only some arcs human, never held out); ``dev``: the dev split's trees
     (they tune the ensemble); ``evaluation``: the trees that score the round (``dev``, or the
     ``held_out_ids`` slice of the training trees when there is no dev split) and
     ``evaluation_source`` (``"dev"``, ``"held-out"`` or None: nothing to score on).
@@ -97,11 +101,14 @@ class TrainingData:
     evaluation: list[ParsingSentence] = field(default_factory=list)
     evaluation_source: str | None = None
     held_out_ids: list[int] = field(default_factory=list)
+    partial: int = 0
 
     @property
     def annotated_tokens(self) -> int:
-        """Words in the human trees trained on (gold and corrected): the learning curve's x."""
-        return sum(len(sentence) for sentence in self.train)
+        """Human words in the trees trained on (gold, corrected, a partial tree's human arcs):
+        the learning curve's x."""
+        return sum(int(np.count_nonzero(s.annotated[1:])) if s.annotated is not None else len(s)
+                   for s in self.train)
 
 
 def training_data(session: DbSession, treebank: Treebank) -> TrainingData:
@@ -117,18 +124,22 @@ def training_data(session: DbSession, treebank: Treebank) -> TrainingData:
     train_ids = ids(Document.split == "train") + ids(
         (Document.split == "pool") & (SentenceState.status == "reviewed"))
     trees = latest_versions(session, train_ids, "latest")
-    pairs = _with_trees(session, train_ids, trees)
-    dev = [sentence for _, sentence in _with_trees(session, ids(Document.split == "dev"))]
+    pairs = with_trees(session, train_ids, trees)
+    dev = [sentence for _, sentence in with_trees(session, ids(Document.split == "dev"))]
     held_out = [] if dev else held_out_slice([sid for sid, _ in pairs])
     excluded = set(held_out)
     kept = [(sid, sentence) for sid, sentence in pairs if sid not in excluded]
-    corrected = sum(trees[sid].kind == "annotation" for sid, _ in kept)
+    partial = partial_trees(session, ids((Document.split == "pool") & (
+        SentenceState.status.is_(None) | (SentenceState.status != "reviewed"))))
+    corrected = sum(trees[sid].kind == "annotation" for sid, _ in kept) + len(partial)
+    kept += partial
     by_id = dict(pairs)
     return TrainingData(
         train=[sentence for _, sentence in kept], dev=dev, train_ids=[sid for sid, _ in kept],
         gold=len(kept) - corrected, corrected=corrected,
         evaluation=dev or [by_id[sid] for sid in held_out],
         evaluation_source="dev" if dev else "held-out" if held_out else None, held_out_ids=held_out,
+        partial=len(partial),
     )
 
 
@@ -146,16 +157,6 @@ def held_out_slice(sentence_ids: Sequence[int]) -> list[int]:
     others = sorted((sid for sid in ordered if sid % HELD_OUT_EVERY),
                     key=lambda sid: (sid % HELD_OUT_EVERY, sid))
     return sorted(chosen + others[:max(0, MIN_HELD_OUT - len(chosen))])
-
-
-def _with_trees(
-    session: DbSession, sentence_ids: list[int], trees: dict[int, TreeVersion] | None = None
-) -> list[tuple[int, ParsingSentence]]:
-    """``(id, sentence)`` for the sentences that have words and a whole tree, in the given order."""
-    found = trees if trees is not None else latest_versions(session, sentence_ids, "latest")
-    usable = [sid for sid in sentence_ids if sid in found]
-    return [(sid, s) for sid, s in zip(usable, load_sentences(session, usable, found), strict=True)
-            if len(s) and s.has_tree]
 
 
 def pool_targets(session: DbSession, treebank: Treebank) -> list[int]:
@@ -195,7 +196,9 @@ def new_round(
     session: DbSession, treebank: Treebank, *, parsers: Sequence[str], tags: str, user: User,
     models_dir: str | Path, ensemble: str = DEFAULT_METHOD,
 ) -> TrainingRound:
-    """Record the next training round of ``treebank`` (its models go in a new directory)."""
+    """The next training round of ``treebank`` (its models go in a new directory), not yet in
+    the session: the caller adds it once the round finished, so an interrupted round is never
+    registered (see :mod:`app.jobs.model_files`)."""
     member_names(",".join(parsers))  # raises ValueError on an unknown name
     if not method_spec(ensemble).uses(list(parsers)):
         raise ValueError(f"ensemble {ensemble} combines none of {', '.join(parsers)}")
@@ -207,8 +210,6 @@ def new_round(
     round_ = TrainingRound(treebank_id=treebank.id, number=number, parsers=list(parsers), tags=tags,
                            ensemble=ensemble, model_dir=str(directory), user_id=user.id,
                            started_at=datetime.now(UTC))
-    session.add(round_)
-    session.flush()
     return round_
 
 
@@ -222,6 +223,7 @@ def train_round(
     automatic: Mapping[str, Sequence[ParsingSentence]] | None = None,
     self_training: Mapping[str, Any] | None = None,
     warm_from: TrainingRound | None = None,
+    member_runner: MemberRunner | None = None,
 ) -> TrainedRound:
     """Fit the members and the ensemble into ``round_.model_dir``; fill in ``round_``'s weights
     and record (training trees by origin, evaluation source and scores).
@@ -232,6 +234,7 @@ def train_round(
     :mod:`app.services.self_training`), recorded with the ``self_training`` settings.
     ``warm_from`` (an earlier round, :func:`warm_start_round`) makes a warm round: members that
     can continue from that round's weights do (``parsing.pipeline.train_models``).
+    ``member_runner`` fits the members elsewhere (the job queue's workers: :mod:`app.jobs.fanout`).
     """
     train, dev = data.train, data.dev
     if not train:
@@ -243,7 +246,8 @@ def train_round(
     train_models(train, dev or None, out, names=list(round_.parsers), tags=tags, params=params,
                  ensemble=method, ensemble_params=(ensemble_params or {}).get(method),
                  progress=lambda message, done: report(message, 0.02 + 0.58 * done),
-                 extra_train=automatic, warm_from=warm_from.model_dir if warm_from else None)
+                 extra_train=automatic, warm_from=warm_from.model_dir if warm_from else None,
+                 member_runner=member_runner)
     bundle = load_models(out)
     continued = [str(name) for name in read_manifest(out).get("warm_members", [])]
     round_.warm = None if warm_from is None else {"from_round": warm_from.number, "members": continued}
@@ -356,9 +360,7 @@ def parse_batch(
             heads, deprels, scores = tree_of_parse(parse)
             session.add(_version(session, sentence_id, "parser", name, heads, deprels, scores, user,
                                  upos=_tags(parse)))
-        confidence = sentence_confidence(
-            stack_heads(parses), [p.deprels for p in parses], weights,
-            combined[i].heads, combined[i].deprels)
+        confidence = ensemble_confidence(parses, weights, combined[i])
         heads, deprels, _ = tree_of_parse(combined[i])
         shares: list[float | None] = [round(float(token.vote_share), 6) for token in confidence.tokens]
         session.add(_version(session, sentence_id, "ensemble", "", heads, deprels, shares, user,
@@ -371,6 +373,14 @@ def parse_batch(
         session.add(state)
     session.flush()
     return len(sentence_ids)
+
+
+def ensemble_confidence(parses: Sequence[Parse], weights: Sequence[float] | np.ndarray, combined: Parse
+                        ) -> SentenceConfidence:
+    """Vote shares (and disagreement) of the ensemble tree ``combined`` among the members'
+    ``parses`` (one per member, weighted by ``weights``, shape ``(M,)``): what annotators see."""
+    return sentence_confidence(stack_heads(parses), [p.deprels for p in parses], weights,
+                               combined.heads, combined.deprels)
 
 
 def _tags(parse: Parse) -> list[str] | None:

@@ -10,7 +10,9 @@ Filters: review ``status`` (default ``open``: not yet reviewed, so reviewed sent
 to-do view; ``any`` lists all), a ``upos`` that occurs, a ``relation`` in the current tree
 (newest correction, else ensemble), and ``disputed``: a relation on which the members disagree
 (some word where members differ in head or label and one of them, or the ensemble, chose that
-relation).
+relation), and ``assigned``: ``me`` (the sentences assigned to the user and still open) or
+``unassigned`` (assigned to nobody: what an owner hands out next). Whoever has open assigned
+sentences sees them first, in the queue's order (:mod:`app.services.assignments`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from sqlalchemy import func, select
 
 from app.models import Document, Sentence, SentenceState, Token, Treebank, TreeVersion
 from app.services import DbSession
+from app.services.assignments import assigned_ids, assignees
 from app.services.trees import latest_versions
 from parsing.semi.selection import diverse_batch
 
@@ -47,6 +50,8 @@ DEFAULT_ORDER_REASON = (
 """Why :data:`DEFAULT_ORDER` is the default, as the queue page says (``bench/simulate.py --report``)."""
 DIVERSE_WINDOW = 500
 """How many of the top-ranked sentences ``diverse`` reorders (quadratic in this number)."""
+ASSIGNED = ("me", "unassigned")
+"""Values of the ``assigned`` filter."""
 STATUSES = ("open", "any", "todo", "in_progress", "reviewed")
 """Status filter values: ``open`` = to do or in progress (the default), ``any`` = all."""
 
@@ -62,6 +67,7 @@ class QueueFilter:
     disputed: str | None = None
     split: str = "pool"
     diverse: bool = False
+    assigned: str | None = None
 
     @classmethod
     def from_args(cls, args: Any) -> QueueFilter:
@@ -71,13 +77,14 @@ class QueueFilter:
         return cls(order=order if order in ORDERS else DEFAULT_ORDER,
                    status=status if status in STATUSES else "open", upos=args.get("upos") or None,
                    relation=args.get("relation") or None, disputed=args.get("disputed") or None,
-                   split=args.get("split") or "pool", diverse=args.get("diverse") in ("1", "on", "true"))
+                   split=args.get("split") or "pool", diverse=args.get("diverse") in ("1", "on", "true"),
+                   assigned=args.get("assigned") if args.get("assigned") in ASSIGNED else None)
 
     def to_args(self) -> dict[str, str]:
         """The non-default settings as URL arguments."""
         values = {"order": self.order, "status": self.status, "upos": self.upos,
                   "relation": self.relation, "disputed": self.disputed, "split": self.split,
-                  "diverse": "1" if self.diverse else None}
+                  "diverse": "1" if self.diverse else None, "assigned": self.assigned}
         defaults = QueueFilter()
         return {k: str(v) for k, v in values.items() if v and v != getattr(defaults, k)}
 
@@ -103,8 +110,13 @@ class Queue:
     counts: dict[str, int] = field(default_factory=dict)
 
 
-def build_queue(session: DbSession, treebank: Treebank, spec: QueueFilter) -> Queue:
-    """The sentences of ``treebank`` matching ``spec``, in its order, with counts."""
+def build_queue(
+    session: DbSession, treebank: Treebank, spec: QueueFilter, *, user_id: int | None = None,
+    with_assignees: bool = False,
+) -> Queue:
+    """The sentences of ``treebank`` matching ``spec``, in its order, with counts; ``user_id``'s
+    open assigned sentences first (each item's ``mine``); ``with_assignees``: each item's
+    ``assignees`` (user names; for those who manage the team, never for blind annotators)."""
     query = (select(Sentence.id, Sentence.sent_id, Sentence.text, Sentence.n_words, Sentence.position,
                     Document.position, SentenceState.status, SentenceState.disagreement,
                     SentenceState.entropy)
@@ -127,13 +139,22 @@ def build_queue(session: DbSession, treebank: Treebank, spec: QueueFilter) -> Qu
         keep = _tree_filter(session, [row.id for row in rows], spec.relation, spec.disputed)
         rows = [row for row in rows if row.id in keep]
         disputed_counts = keep
+    mine = set(assigned_ids(session, treebank.id, user_id)) if user_id is not None else set()
+    if spec.assigned == "me":
+        rows = [row for row in rows if row.id in mine]
+    elif spec.assigned == "unassigned":
+        taken = set(assignees(session, [row.id for row in rows]))
+        rows = [row for row in rows if row.id not in taken]
     rows.sort(key=_order_key(spec.order))
     if spec.diverse:
         rows = _diversified(rows)
+    rows.sort(key=lambda row: row.id not in mine)  # stable: the queue's order within each part
+    who = assignees(session, [row.id for row in rows]) if with_assignees else {}
     items = [{"id": row.id, "sent_id": row.sent_id, "text": row.text or "", "n_words": row.n_words,
               "status": row.status or "todo", "disagreement": row.disagreement,
               "expected_errors": _expected_errors(row), "entropy": row.entropy,
-              "disputed_words": disputed_counts.get(row.id)} for row in rows]
+              "disputed_words": disputed_counts.get(row.id), "mine": row.id in mine,
+              **({"assignees": who.get(row.id, [])} if with_assignees else {})} for row in rows]
     return Queue(items, counts)
 
 
@@ -207,9 +228,11 @@ def _disputed_words(trees: list[TreeVersion], ensemble: TreeVersion | None, rela
     return count
 
 
-def next_in_queue(session: DbSession, treebank: Treebank, spec: QueueFilter, after: int) -> int | None:
-    """The sentence after ``after`` in the queue (the first one when ``after`` left it)."""
-    ids = [item["id"] for item in build_queue(session, treebank, spec).items]
+def next_in_queue(
+    session: DbSession, treebank: Treebank, spec: QueueFilter, after: int, *, user_id: int | None = None
+) -> int | None:
+    """The sentence after ``after`` in ``user_id``'s queue (the first one when ``after`` left it)."""
+    ids = [item["id"] for item in build_queue(session, treebank, spec, user_id=user_id).items]
     if after in ids:
         position = ids.index(after)
         return ids[position + 1] if position + 1 < len(ids) else None

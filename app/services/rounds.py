@@ -21,7 +21,8 @@ from typing import Any
 
 from sqlalchemy import select
 
-from app.models import Document, Sentence, TrainingRound, Treebank, User
+from app.models import Document, Sentence, Treebank, User
+from app.parser_models import TrainingRound
 from app.services import DbSession, as_utc
 from app.services.trees import latest_versions
 from parsing.members import MEMBERS
@@ -44,8 +45,8 @@ def ensemble_trees(session: DbSession, sentence_ids: Sequence[int]) -> dict[int,
 
 def changed_between(before: Mapping[int, Tree], after: Mapping[int, Tree]) -> tuple[int, list[int]]:
     """``(compared, changed ids)``: sentences with a tree in both, and those whose heads or labels
-    differ (in ``before``'s order)."""
-    compared = [sid for sid in before if sid in after]
+    differ (ascending ids: the database returns ``before`` in no particular order)."""
+    compared = sorted(sid for sid in before if sid in after)
     return len(compared), [sid for sid in compared if before[sid] != after[sid]]
 
 

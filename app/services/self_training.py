@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 from sqlalchemy import select
 
-from app.models import TrainingRound, Treebank, TreeVersion
+from app.models import Treebank, TreeVersion
+from app.parser_models import TrainingRound
 from app.services import DbSession
 from app.services.parsing_adapter import load_sentences
 from app.services.trees import latest_versions
@@ -34,7 +35,7 @@ class SettingsError(ValueError):
 
     def __init__(self, field: str, problem: str) -> None:
         super().__init__(f"self_training.{field}: {problem}")
-        self.field = field
+        self.field, self.problem = field, problem
 
 
 def parse_settings(value: Any) -> dict[str, Any] | None:

@@ -7,14 +7,32 @@ when nobody corrected the sentence yet) or the name of a parser.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
 
 from app.models import TreeVersion, User
 from app.services import DbSession
+from app.services.token_columns import STORED
+from parsing.members import MEMBERS
 
 RESERVED_SOURCES = ("gold", "ensemble", "latest", "annotation")
+COLUMN_ATTRIBUTES = frozenset(STORED.values())
+"""The word columns a tree version may store (see :mod:`app.services.token_columns`)."""
+EXPORT_SOURCES = ("gold", "latest", "ensemble", *MEMBERS)
+"""The sources a treebank can be exported with: its own trees, the ensemble's, or a parser's."""
+
+
+def check_export_source(source: str) -> str:
+    """``source`` when it is one of :data:`EXPORT_SOURCES`.
+
+    :raise ValueError: naming the known sources.
+    """
+    if source not in EXPORT_SOURCES:
+        raise ValueError(f"unknown source {source[:40]!r}: export gold, latest, ensemble or one of the "
+                         f"parsers ({', '.join(MEMBERS)})")
+    return source
 
 
 class StaleVersionError(Exception):
@@ -91,16 +109,32 @@ def add_version(
     scores: Sequence[float] | None = None,
     expected_version: int | None = None,
     based_on: TreeVersion | None = None,
+    provenance: Sequence[str] | None = None,
+    columns: Mapping[str, Sequence[str] | None] | None = None,
+    branch: str = "",
 ) -> TreeVersion:
     """Store a new version of ``source``'s tree; nothing is overwritten.
 
     ``expected_version`` is the version the caller edited (0 for none); when the stored
-    newest version differs, :class:`StaleVersionError` is raised (optimistic locking; the
-    unique constraint catches a race between this check and the flush).
+    newest version differs, :class:`StaleVersionError` is raised (optimistic locking). The
+    unique constraint on (sentence, kind, name, version) catches a save that raced this one
+    between the check and the flush: that is a :class:`StaleVersionError` too, after the
+    transaction is rolled back (the failed insert leaves nothing of it usable; callers with an
+    ``expected_version`` write the tree first, so nothing else of theirs is lost).
+    ``provenance``: each arc's source (:data:`~app.models.ARC_SOURCES`), for annotations.
+    ``columns`` maps ``upos``/``xpos``/``lemmas``/``feats`` to the word columns to store with
+    the tree. ``branch``: for annotations, the annotator's branch (``name``; "" = the main
+    line), whose versions are numbered on their own.
     """
-    if len(heads) != len(deprels) or (scores is not None and len(scores) != len(heads)):
-        raise ValueError("heads, deprels and scores must have one entry per word")
+    if len(heads) != len(deprels) or (scores is not None and len(scores) != len(heads)) or (
+            provenance is not None and len(provenance) != len(heads)):
+        raise ValueError("heads, deprels, scores and provenance must have one entry per word")
+    stored = {name: None if values is None else list(values) for name, values in (columns or {}).items()}
+    if set(stored) - COLUMN_ATTRIBUTES or any(len(v) != len(heads) for v in stored.values() if v is not None):
+        raise ValueError(f"columns are {', '.join(sorted(COLUMN_ATTRIBUTES))}, one entry per word")
     kind, name = source_filter(source)
+    if kind == "annotation":
+        name = branch
     current = session.scalar(
         select(func.max(TreeVersion.version)).where(
             TreeVersion.sentence_id == sentence_id, TreeVersion.kind == kind,
@@ -112,8 +146,21 @@ def add_version(
     tree = TreeVersion(
         sentence_id=sentence_id, kind=kind, name=name, version=current + 1, heads=list(heads),
         deprels=list(deprels), scores=None if scores is None else list(scores), user=user,
-        based_on_id=based_on.id if based_on else None,
+        based_on_id=based_on.id if based_on else None, **stored,
+        provenance=None if provenance is None else list(provenance),
     )
     session.add(tree)
-    session.flush()
+    try:
+        session.flush()
+    except IntegrityError as error:
+        if expected_version is None or not is_unique_violation(error):
+            raise
+        session.rollback()
+        raise StaleVersionError(f"version {current + 1} was saved by someone else first") from None
     return tree
+
+
+def is_unique_violation(error: IntegrityError) -> bool:
+    """True when ``error`` broke a unique constraint (PostgreSQL code 23505, SQLite's message)."""
+    code = getattr(error.orig, "pgcode", None)
+    return code == "23505" or (code is None and "UNIQUE constraint failed" in str(error.orig))

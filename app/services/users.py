@@ -1,13 +1,28 @@
-"""User accounts: create, authenticate, make sure an admin exists."""
+"""User accounts: create, authenticate, make sure an admin exists; deactivate, change a
+password, and one-time invitation and password-reset links.
+
+A link's token is shown once (in the URL); only its SHA-256 is stored
+(:class:`app.team_models.AccountToken`). It works once and for :data:`TOKEN_DAYS` days.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import secrets
+from datetime import UTC, datetime, timedelta
+from functools import cache
 
 from sqlalchemy import select
+from werkzeug.security import check_password_hash, generate_password_hash
 
 from app.models import User
-from app.services import DbSession
+from app.services import DbSession, as_utc
+from app.services.audit import record
+from app.team_models import AccountToken
+
+MIN_PASSWORD = 8
+TOKEN_DAYS = 7
+BAD_LINK = "this link is not valid: it was already used, it expired, or it was mistyped"
 
 
 class UserExistsError(ValueError):
@@ -23,8 +38,9 @@ def create_user(session: DbSession, username: str, password: str, *, admin: bool
     username = username.strip()
     if not username:
         raise ValueError("the user name is empty")
-    if len(password) < 8:
-        raise ValueError("the password needs at least 8 characters")
+    if len(username) > 80:
+        raise ValueError("the user name has at most 80 characters")
+    check_new_password(password)
     if find_user(session, username) is not None:
         raise UserExistsError(f"user {username!r} already exists")
     user = User(username=username, is_admin=admin)
@@ -40,10 +56,97 @@ def find_user(session: DbSession, username: str) -> User | None:
 
 
 def authenticate(session: DbSession, username: str, password: str) -> User | None:
-    """The user when name and password match, else None."""
+    """The user when name and password match and the account is active, else None.
+
+    An unknown name costs one password hash too (against :func:`_dummy_hash`), so the answer
+    takes as long as for a known name: timing does not tell which user names exist.
+    """
     user = find_user(session, username.strip())
-    if user is None or not user.check_password(password):
+    if user is None:
+        check_password_hash(_dummy_hash(), password)
         return None
+    return user if user.check_password(password) and user.active else None
+
+
+@cache
+def _dummy_hash() -> str:
+    """A hash of a random password, made like the real ones (same method and cost)."""
+    return generate_password_hash(secrets.token_urlsafe(16))
+
+
+def check_new_password(password: str) -> None:
+    """:raise ValueError: a password shorter than :data:`MIN_PASSWORD` characters."""
+    if len(password) < MIN_PASSWORD:
+        raise ValueError(f"the password needs at least {MIN_PASSWORD} characters")
+
+
+def change_password(session: DbSession, user: User, current: str, new: str) -> None:
+    """Set the user's own password; :raise ValueError: wrong current or too short new one."""
+    if not user.check_password(current):
+        raise ValueError("the current password is wrong")
+    check_new_password(new)
+    user.set_password(new)
+    record(session, "password-change", user=user, subject=user)
+
+
+def set_active(session: DbSession, user: User, active: bool, *, by: User) -> None:
+    """Deactivate (they can no longer sign in; open sessions end, and stay ended: their cookies
+    are revoked, so reactivating does not bring them back) or reactivate ``user``.
+
+    :raise ValueError: an admin deactivating their own account.
+    """
+    if not active and user.id == by.id:
+        raise ValueError("you cannot deactivate your own account")
+    if user.active and not active:
+        user.revoke_sessions()
+    user.active = active
+    record(session, "user-activate" if active else "user-deactivate", user=by, subject=user)
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def issue_token(session: DbSession, kind: str, *, by: User, user: User | None = None) -> str:
+    """A new one-time ``invite`` link token, or a ``reset`` token for ``user``'s password."""
+    if (kind == "reset") != (user is not None):
+        raise ValueError("a reset link is for one user; an invitation is for none yet")
+    token = secrets.token_urlsafe(32)
+    session.add(AccountToken(kind=kind, token_hash=_digest(token), user_id=user.id if user else None,
+                             created_by_id=by.id,
+                             expires_at=datetime.now(UTC) + timedelta(days=TOKEN_DAYS)))
+    record(session, "user-invite" if kind == "invite" else "password-reset", user=by, subject=user)
+    return token
+
+
+def find_token(session: DbSession, token: str) -> AccountToken:
+    """The unused, unexpired link of ``token``; :raise ValueError: :data:`BAD_LINK` otherwise."""
+    found = session.scalar(select(AccountToken).where(AccountToken.token_hash == _digest(token)))
+    if found is None or found.used_at is not None or as_utc(found.expires_at) <= datetime.now(UTC):
+        raise ValueError(BAD_LINK)
+    return found
+
+
+def redeem_token(session: DbSession, token: str, password: str, username: str | None = None) -> User:
+    """Use a link once: an invitation creates ``username``; a reset sets the password.
+
+    :raise ValueError: a bad link (:data:`BAD_LINK`), a taken or empty name, a short password.
+    """
+    link = find_token(session, token)
+    if link.kind == "invite":
+        user = create_user(session, username or "", password)
+        link.user_id = user.id
+        record(session, "user-create", user=user, subject=user, invited=True)
+    else:
+        found = session.get(User, link.user_id)
+        if found is None:
+            raise ValueError(BAD_LINK)
+        check_new_password(password)
+        found.set_password(password)
+        user = found
+        record(session, "password-change", user=user, subject=user, by_link=True)
+    link.used_at = datetime.now(UTC)
+    session.flush()
     return user
 
 
@@ -61,7 +164,7 @@ def ensure_admin(
         password = password or secrets.token_urlsafe(12)
         return create_user(session, username, password, admin=True), password
     user.is_admin = True
-    if password:
+    if password and not user.check_password(password):  # the same password keeps the sessions
         user.set_password(password)
     session.flush()
     return user, password

@@ -22,15 +22,18 @@ UD_RELATIONS: tuple[str, ...] = (
 
 @dataclass(frozen=True, slots=True)
 class TreeError:
-    """One problem; ``word`` is the 1-based word it concerns (0 for the whole tree)."""
+    """One problem; ``word`` is the 1-based word it concerns (0 for the whole tree); ``field``
+    names the word column it is about (``upos``, ``feats``, ...) when it is not the tree."""
 
     word: int
     code: str
     message: str
+    field: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict."""
-        return {"word": self.word, "code": self.code, "message": self.message}
+        """JSON-ready dict (``field`` only when set)."""
+        found = {"word": self.word, "code": self.code, "message": self.message}
+        return found if self.field is None else {**found, "field": self.field}
 
 
 def allowed_labels(treebank_labels: Iterable[str]) -> list[str]:

@@ -3,29 +3,39 @@
 A correction is an ``annotation`` tree version (see :mod:`app.models`); the version number
 the editor started from is the optimistic lock (:class:`Conflict` when someone saved first).
 The tree the editor starts from is the newest annotation, else the ensemble's, else gold.
+
+A blind annotator of a doubly annotated sentence works on their own **branch** (``branch``, their
+user name; see :mod:`app.services.assignments`): the editor loads their newest branch version
+(else the parsers' tree), saves go to the branch with its own version numbers (a stale save is a
+409 within the branch only), and "reviewed" marks their assignment done; the sentence itself is
+in progress until a curator adjudicates it (:mod:`app.services.adjudication`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import select
 
-from app.models import (
-    REVIEW_STATUSES,
-    Sentence,
-    SentenceNote,
-    SentenceState,
-    Token,
-    TrainingRound,
-    TreeVersion,
-    User,
+from app.models import ARC_SOURCES, REVIEW_STATUSES, Sentence, SentenceNote, SentenceState, TreeVersion, User
+from app.services import DbSession
+from app.services.assignments import blind_branches, mark_done
+from app.services.audit import record
+from app.services.token_columns import (
+    Columns,
+    imported_columns,
+    resolve_columns,
+    stored_attributes,
+    to_store,
+    version_columns,
 )
-from app.services import DbSession, as_utc
 from app.services.trees import StaleVersionError, add_version
+from app.services.ud_checks import tree_warnings
 from app.services.validation import TreeError, allowed_labels, differing_words, non_projective, validate_tree
+from app.team_models import Assignment
 
 MAX_NOTE = 5000
 
@@ -36,6 +46,15 @@ class InvalidTree(ValueError):
     def __init__(self, errors: list[TreeError]) -> None:
         super().__init__("; ".join(error.message for error in errors))
         self.errors = errors
+
+
+@dataclass(frozen=True, slots=True)
+class Saved:
+    """What :func:`save_annotation` did: ``created`` a new version ``tree``, or found that the
+    newest version ``tree`` (saved by someone else since) already is the caller's tree."""
+
+    tree: TreeVersion
+    created: bool
 
 
 class Conflict(Exception):
@@ -52,9 +71,10 @@ def tree_dict(tree: TreeVersion | None) -> dict[str, Any] | None:
         return None
     return {
         "id": tree.id, "source": tree.source, "kind": tree.kind, "name": tree.name,
-        "version": tree.version, "heads": tree.heads, "deprels": tree.deprels, "scores": tree.scores,
+        "version": tree.version, "branch": tree.name if tree.kind == "annotation" else None,
+        "heads": tree.heads, "deprels": tree.deprels, "scores": tree.scores,
         "user": tree.user.username, "created_at": tree.created_at.isoformat(),
-        "based_on_id": tree.based_on_id,
+        "based_on_id": tree.based_on_id, "provenance": tree.provenance,
     }
 
 
@@ -67,45 +87,99 @@ def newest_trees(session: DbSession, sentence_id: int) -> dict[tuple[str, str], 
     return newest
 
 
-def editor_data(session: DbSession, sentence: Sentence) -> dict[str, Any]:
-    """Everything the editor draws: words, member/ensemble/current trees, labels, state, notes."""
+def editor_data(session: DbSession, sentence: Sentence, *, branch: str = "") -> dict[str, Any]:
+    """Everything the editor draws: words, member/ensemble/current trees (the current one with
+    its word ``columns``), labels, state, notes and the UD validator's ``warnings``; on a
+    ``branch``, its own newest version, the assignment's state and no other annotator's notes."""
     treebank = sentence.document.treebank
-    words = session.execute(
-        select(Token.word, Token.form, Token.lemma, Token.upos, Token.feats)
-        .where(Token.sentence_id == sentence.id, Token.word.is_not(None)).order_by(Token.position)
-    ).all()
     trees = newest_trees(session, sentence.id)
-    annotation = trees.get(("annotation", ""))
+    annotation = trees.get(("annotation", branch))
     start = annotation or trees.get(("ensemble", "")) or trees.get(("gold", ""))
     members = sorted((tree for (kind, _), tree in trees.items() if kind == "parser"),
                      key=lambda tree: tree.name)
-    n = len(words)
+    forms, imported, base = word_columns(session, sentence.id, trees.get(("ensemble", "")))
+    n = len(forms)
     current = tree_dict(start) or {"id": None, "source": "empty", "heads": [None] * n,
                                    "deprels": [None] * n, "version": 0}
+    current["columns"] = version_columns(start, base)
     return {
         "sentence": {"id": sentence.id, "sent_id": sentence.sent_id, "text": sentence.text,
                      "n_words": n, "split": sentence.document.split, "treebank_id": treebank.id,
                      "treebank": treebank.name, "direction": treebank.direction},
-        "words": [{"id": w.word, "form": w.form, "lemma": w.lemma, "upos": tag, "feats": w.feats,
-                   "upos_predicted": tag != w.upos}
-                  for w, tag in zip(words, _shown_tags(words, trees.get(("ensemble", ""))), strict=True)],
+        "words": [{"id": i, "form": form, "lemma": imported["lemma"][i - 1], "upos": base["upos"][i - 1],
+                   "xpos": imported["xpos"][i - 1], "feats": imported["feats"][i - 1],
+                   "upos_predicted": base["upos"][i - 1] != imported["upos"][i - 1]}
+                  for i, form in enumerate(forms, start=1)],
         "members": [tree_dict(tree) for tree in members],
         "ensemble": tree_dict(trees.get(("ensemble", ""))),
         "gold": tree_dict(trees.get(("gold", ""))),
         "current": current,
         "version": annotation.version if annotation else 0,
         "labels": allowed_labels(treebank.labels),
-        "state": state_dict(session.get(SentenceState, sentence.id)),
-        "notes": notes(session, sentence.id),
+        "branch": branch or None,
+        "state": branch_state(session, sentence, branch) if branch else state_dict(
+            session.get(SentenceState, sentence.id)),
+        "notes": notes(session, sentence.id, hide=hidden_authors(session, sentence.id, branch)),
+        "warnings": tree_warnings(session, sentence, start) if start is not None else [],
     }
 
 
-def _shown_tags(words: Sequence[Any], ensemble: TreeVersion | None) -> list[str]:
+def word_columns(
+    session: DbSession, sentence_id: int, ensemble: TreeVersion | None
+) -> tuple[list[str], Columns, Columns]:
+    """``(forms, imported, shown)``: the words' columns as imported, and as the editor shows
+    them when no annotator changed them (UPOS completed by :func:`_shown_tags`)."""
+    forms, imported = imported_columns(session, sentence_id)
+    return forms, imported, {**imported, "upos": _shown_tags(imported["upos"], ensemble)}
+
+
+def _shown_tags(upos: Sequence[str], ensemble: TreeVersion | None) -> list[str]:
     """Each word's UPOS, or where it has none (``_``) the tag the parsers predicted for it."""
-    predicted = (ensemble.upos if ensemble is not None else None) or [None] * len(words)
-    if len(predicted) != len(words):
-        predicted = [None] * len(words)
-    return [str(tag) if w.upos == "_" and tag else w.upos for w, tag in zip(words, predicted, strict=True)]
+    predicted = (ensemble.upos if ensemble is not None else None) or [None] * len(upos)
+    if len(predicted) != len(upos):
+        predicted = [None] * len(upos)
+    return [str(tag) if own == "_" and tag else own for own, tag in zip(upos, predicted, strict=True)]
+
+
+def with_columns(session: DbSession, tree: TreeVersion) -> dict[str, Any]:
+    """:func:`tree_dict` plus the version's word ``columns`` as the editor shows them."""
+    ensemble = newest_trees(session, tree.sentence_id).get(("ensemble", ""))
+    shown = word_columns(session, tree.sentence_id, ensemble)[2]
+    return {**(tree_dict(tree) or {}), "columns": version_columns(tree, shown)}
+
+
+def _conflict(session: DbSession, sentence_id: int, branch: str = "") -> Conflict:
+    """The conflict with the newest annotation of the sentence's line (someone saved it first)."""
+    return Conflict(with_columns(session, newest_trees(session, sentence_id)[("annotation", branch)]))
+
+
+def branch_state(session: DbSession, sentence: Sentence, branch: str) -> dict[str, Any]:
+    """:func:`state_dict` of one annotator's branch: ``reviewed`` (every word) once their
+    assignment is done, ``in_progress`` once they saved a version, else ``todo``."""
+    done = session.scalar(select(Assignment.done_at).join(User, User.id == Assignment.user_id).where(
+        Assignment.sentence_id == sentence.id, User.username == branch)) is not None
+    saved = done or session.scalar(select(TreeVersion.id).where(
+        TreeVersion.sentence_id == sentence.id, TreeVersion.kind == "annotation",
+        TreeVersion.name == branch).limit(1)) is not None
+    shared = state_dict(session.get(SentenceState, sentence.id))
+    return {"status": "reviewed" if done else "in_progress" if saved else "todo",
+            "reviewed_words": list(range(1, sentence.n_words + 1)) if done else [],
+            "disagreement": shared["disagreement"]}
+
+
+def set_branch_status(
+    session: DbSession, sentence: Sentence, *, user: User, status: str | None
+) -> dict[str, Any]:
+    """A blind annotator's status change: ``reviewed`` marks their assignment done, another
+    status reopens it; the sentence goes from ``todo`` to ``in_progress`` (never to reviewed)."""
+    if status is not None and status not in REVIEW_STATUSES:
+        raise ValueError(f"status must be one of {', '.join(REVIEW_STATUSES)}")
+    if status is not None:
+        mark_done(session, sentence.id, user, status == "reviewed")
+    shared = session.get(SentenceState, sentence.id)
+    if shared is None or shared.status == "todo":
+        set_state(session, sentence, user=user, status="in_progress")
+    return branch_state(session, sentence, user.username)
 
 
 def state_dict(state: SentenceState | None) -> dict[str, Any]:
@@ -137,36 +211,93 @@ def save_annotation(
     based_on_id: int | None = None,
     reviewed_words: Sequence[int] | None = None,
     status: str | None = None,
-) -> TreeVersion:
-    """Store the corrected tree as the next annotation version and update the review state.
+    human_words: Sequence[Any] | None = None,
+    columns: Any = None,
+    branch: str = "",
+) -> Saved:
+    """Store the corrected tree as the next annotation version and update the review state
+    (on a ``branch``: the next version of that annotator's branch, and their assignment).
 
-    :raise InvalidTree: the tree is not well formed or uses an unknown label.
-    :raise Conflict: the newest annotation is not ``expected_version`` (nothing is stored).
+    ``human_words`` (words 1..n whose arc the annotator set or confirmed) makes a partial tree:
+    the version records each arc's provenance (:func:`arc_provenance`); ``None`` records none.
+    ``columns`` (``{column: values}``, any of UPOS, XPOS, LEMMA, FEATS; see
+    :mod:`app.services.token_columns`) replaces those word columns; the others stay as in
+    annotation ``expected_version`` (or as imported).
+
+    When someone saved a newer version that is exactly this one (the same arcs, word columns
+    and provenance: e.g. the same request sent twice), nothing new is stored (that is no
+    conflict: ``Saved(theirs, created=False)``) and the review state is still updated.
+
+    :raise InvalidTree: the tree is not well formed, uses an unknown label, or a column value
+        is invalid (the error names the word and the ``field``).
+    :raise Conflict: the newest annotation is not ``expected_version`` and differs from this
+        one (nothing is stored; the transaction may have been rolled back).
+    :raise ValueError: ``human_words`` is not a list of the sentence's words.
     """
     if len(heads) != sentence.n_words:
         raise InvalidTree([TreeError(0, "length", f"expected {sentence.n_words} words, got {len(heads)}")])
+    provenance = arc_provenance(sentence.n_words, human_words, reviewed=status == "reviewed")
     errors = validate_tree(list(heads), list(deprels), sentence.document.treebank.labels)
-    if errors:
-        raise InvalidTree(errors)
+    edited = session.scalar(select(TreeVersion).where(
+        TreeVersion.sentence_id == sentence.id, TreeVersion.kind == "annotation", TreeVersion.name == branch,
+        TreeVersion.version == expected_version)) if expected_version > 0 else None
+    forms, imported = imported_columns(session, sentence.id)
+    final, column_errors = resolve_columns(columns, forms=forms, imported=imported,
+                                           carried=version_columns(edited, imported))
+    if errors or column_errors:
+        raise InvalidTree(errors + column_errors)
     based_on = session.get(TreeVersion, based_on_id) if based_on_id else None
-    if based_on is not None and based_on.sentence_id != sentence.id:
+    if based_on is not None and (based_on.sentence_id != sentence.id or based_on.name not in ("", branch)
+                                 and based_on.kind == "annotation"):
         based_on = None
     if expected_version > 0 and (based_on is None or based_on.kind != "annotation"):
         # The caller edited on top of annotation ``expected_version`` (e.g. "Keep mine" after a
         # conflict): the new version is based on the one it overwrites, not on the parsers' tree.
-        based_on = session.scalar(select(TreeVersion).where(
-            TreeVersion.sentence_id == sentence.id, TreeVersion.kind == "annotation",
-            TreeVersion.version == expected_version)) or based_on
+        based_on = edited or based_on
+    stored = to_store(final, imported)
     try:
         tree = add_version(session, sentence_id=sentence.id, source="annotation", heads=list(heads),
                            deprels=list(deprels), user=user, expected_version=expected_version,
-                           based_on=based_on)
+                           based_on=based_on, provenance=provenance, columns=stored, branch=branch)
     except StaleVersionError:
-        theirs = newest_trees(session, sentence.id)[("annotation", "")]
-        raise Conflict(tree_dict(theirs) or {}) from None
-    set_state(session, sentence, user=user, reviewed_words=reviewed_words,
-              status=status or "in_progress")
-    return tree
+        theirs = newest_trees(session, sentence.id)[("annotation", branch)]
+        if not _same_version(theirs, heads=heads, deprels=deprels, provenance=provenance, columns=stored):
+            raise _conflict(session, sentence.id, branch) from None
+        tree, created = theirs, False
+    else:
+        created = True
+    if branch:
+        set_branch_status(session, sentence, user=user, status=status or "in_progress")
+    else:
+        set_state(session, sentence, user=user, reviewed_words=reviewed_words, status=status or "in_progress")
+    return Saved(tree, created)
+
+
+def _same_version(
+    tree: TreeVersion, *, heads: Sequence[Any], deprels: Sequence[Any], provenance: list[str] | None,
+    columns: dict[str, list[str] | None],
+) -> bool:
+    """True when ``tree`` stores exactly these arcs, arc sources and word columns (``columns``
+    as :func:`~app.services.token_columns.to_store` gives them)."""
+    return (not differing_words((tree.heads, tree.deprels), (list(heads), list(deprels)))
+            and tree.provenance == provenance
+            and all(getattr(tree, attribute) == values for attribute, values in columns.items()))
+
+
+def arc_provenance(n: int, human_words: Sequence[Any] | None, *, reviewed: bool = False) -> list[str] | None:
+    """Each word's arc source (``"human"`` for ``human_words``, else ``"parser"``); all human
+    when the sentence is saved as ``reviewed`` (the reviewer vouches for every arc); ``None``
+    without ``human_words``.
+
+    :raise ValueError: ``human_words`` is not a list of integers in 1..n.
+    """
+    if human_words is None:
+        return None
+    if not isinstance(human_words, list | tuple) or not all(
+            isinstance(w, int) and not isinstance(w, bool) and 1 <= w <= n for w in human_words):
+        raise ValueError(f"human_words must be a list of word numbers 1..{n}")
+    human = set(range(1, n + 1)) if reviewed else set(human_words)
+    return [ARC_SOURCES[0] if w in human else ARC_SOURCES[1] for w in range(1, n + 1)]
 
 
 def set_state(
@@ -176,18 +307,31 @@ def set_state(
     """Update the sentence's review status and reviewed words (flushes).
 
     Status ``reviewed`` marks every word reviewed: whoever says so vouches for the whole tree.
+    A change of status is an audit event (``status``): the sentence's status history. The
+    sentence's (non-blind) assignments are done exactly while it is reviewed.
+
+    :raise ValueError: an unknown status, or ``reviewed`` on a doubly annotated sentence that
+        has no adjudicated tree yet.
     """
     if status is not None and status not in REVIEW_STATUSES:
         raise ValueError(f"status must be one of {', '.join(REVIEW_STATUSES)}")
+    adjudicated = ("annotation", "") in newest_trees(session, sentence.id)
+    if status == "reviewed" and not adjudicated and blind_branches(session, sentence.id):
+        raise ValueError("this sentence is doubly annotated: adjudicate it before marking it reviewed")
     state = session.get(SentenceState, sentence.id) or SentenceState(sentence_id=sentence.id)
     if status == "reviewed":
         reviewed_words = range(1, sentence.n_words + 1)  # the reviewer vouches for every word
     if reviewed_words is not None:
         words = sorted({int(w) for w in reviewed_words if 1 <= int(w) <= sentence.n_words})
         state.reviewed_words = words
+    previous = state.status or "todo"
     if status is not None:
         state.status = status
     state.status = state.status or "todo"
+    if state.status != previous:
+        record(session, "status", user=user, treebank=sentence.document.treebank,
+               sentence_id=sentence.id, previous=previous, to=state.status)
+        mark_done(session, sentence.id, None, state.status == "reviewed")
     state.updated_by_id, state.updated_at = user.id, datetime.now(UTC)
     session.add(state)
     session.flush()
@@ -199,78 +343,40 @@ def conflict_diff(theirs: dict[str, Any], heads: Sequence[Any], deprels: Sequenc
     return differing_words((theirs["heads"], theirs["deprels"]), (list(heads), list(deprels)))
 
 
-def history(session: DbSession, sentence: Sentence) -> list[dict[str, Any]]:
-    """Every tree version of the sentence, newest first; annotations list the arcs they changed."""
-    forms = {int(word or 0): form for word, form in session.execute(select(Token.word, Token.form).where(
-        Token.sentence_id == sentence.id, Token.word.is_not(None)))}
-    trees = list(session.scalars(select(TreeVersion).where(TreeVersion.sentence_id == sentence.id)
-                                 .order_by(TreeVersion.created_at, TreeVersion.id)))
-    by_id = {tree.id: tree for tree in trees}
-    rounds = list(session.execute(select(TrainingRound.number, TrainingRound.created_at).where(
-        TrainingRound.treebank_id == sentence.document.treebank_id).order_by(TrainingRound.created_at)))
-    previous: TreeVersion | None = None
-    entries = []
-    for tree in trees:
-        entry = tree_dict(tree) or {}
-        entry["author"] = author(tree, rounds)
-        if tree.kind == "annotation":
-            before = previous or (by_id.get(tree.based_on_id) if tree.based_on_id else None)
-            origin = by_id.get(tree.based_on_id) if tree.based_on_id else None
-            entry["based_on"] = f"{origin.source} v{origin.version}" if origin else None
-            entry["changes"] = _changes(before, tree, forms)
-            previous = tree
-        entries.append(entry)
-    return entries[::-1]
-
-
-def author(tree: TreeVersion, rounds: Sequence[Any] = ()) -> str:
-    """Who made a tree, as the history says it: the annotator, the parser or the ensemble (with
-    the training round that made it: the newest of ``rounds`` ((number, created_at), oldest
-    first) started before the tree), or the import."""
-    if tree.kind == "annotation":
-        return tree.user.username
-    if tree.kind == "gold":
-        return f"the import ({tree.user.username})"
-    created = as_utc(tree.created_at)
-    number = next((n for n, started in reversed(rounds) if as_utc(started) <= created), None)
-    who = tree.name if tree.kind == "parser" else "the ensemble"
-    return f"{who} (round {number})" if number is not None else who
-
-
-def _changes(before: TreeVersion | None, after: TreeVersion, forms: dict[int, str]) -> list[dict[str, Any]]:
-    if before is None:
-        return []
-    return [
-        {"word": w, "form": forms.get(w, ""), "from": [before.heads[w - 1], before.deprels[w - 1]],
-         "to": [after.heads[w - 1], after.deprels[w - 1]]}
-        for w in differing_words((before.heads, before.deprels), (after.heads, after.deprels))
-    ]
-
-
 def revert(
-    session: DbSession, sentence: Sentence, *, version_id: int, expected_version: int, user: User
+    session: DbSession, sentence: Sentence, *, version_id: int, expected_version: int, user: User,
+    branch: str = "",
 ) -> TreeVersion:
-    """A new annotation version equal to an older tree of this sentence (nothing is deleted).
+    """A new annotation version (of the main line or ``branch``) equal to an older tree of this
+    sentence (nothing is deleted). A branch reverts only to its own or a non-annotation tree.
 
     :raise LookupError: no such tree of this sentence. :raise Conflict: as for saving.
     """
     target = session.get(TreeVersion, version_id)
-    if target is None or target.sentence_id != sentence.id:
+    if target is None or target.sentence_id != sentence.id or (
+            branch and target.kind == "annotation" and target.name != branch):
         raise LookupError(f"sentence {sentence.id} has no tree version {version_id}")
     try:
         return add_version(session, sentence_id=sentence.id, source="annotation", heads=target.heads,
                            deprels=target.deprels, user=user, expected_version=expected_version,
-                           based_on=target)
+                           based_on=target, provenance=target.provenance, columns=stored_attributes(target),
+                           branch=branch)
     except StaleVersionError:
-        raise Conflict(tree_dict(newest_trees(session, sentence.id)[("annotation", "")]) or {}) from None
+        raise _conflict(session, sentence.id, branch) from None
 
 
-def notes(session: DbSession, sentence_id: int) -> list[dict[str, Any]]:
-    """The sentence's notes, oldest first."""
+def notes(session: DbSession, sentence_id: int, *, hide: Collection[str] = ()) -> list[dict[str, Any]]:
+    """The sentence's notes, oldest first, except those by the users named in ``hide``."""
     rows = session.scalars(select(SentenceNote).where(SentenceNote.sentence_id == sentence_id)
                            .order_by(SentenceNote.created_at, SentenceNote.id))
     return [{"id": note.id, "body": note.body, "user": note.user.username,
-             "created_at": note.created_at.isoformat()} for note in rows]
+             "created_at": note.created_at.isoformat()} for note in rows if note.user.username not in hide]
+
+
+def hidden_authors(session: DbSession, sentence_id: int, branch: str) -> list[str]:
+    """Whose work a blind annotator (``branch``; "" = not blind) must not see on the sentence:
+    the other blind annotators."""
+    return [name for name in blind_branches(session, sentence_id) if name != branch] if branch else []
 
 
 def add_note(session: DbSession, sentence: Sentence, *, body: str, user: User) -> SentenceNote:

@@ -1,21 +1,56 @@
-"""Background job status, polled by the browser: ``GET /jobs/<id>`` (JSON)."""
+"""Background jobs from the page that started them: ``GET /jobs/<id>`` (JSON, polled; who may
+read the job's treebank), ``POST /jobs/<id>/cancel`` and ``POST /jobs/<id>/retry`` (CSRF token in
+``X-CSRFToken``; who may ``train`` on its treebank: its owners and admins; a job of no treebank:
+whoever started it, or an admin)."""
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, jsonify
+from flask import Blueprint, current_app, jsonify
+from flask_login import current_user
 
 from app.extensions import db
-from app.models import Job
-from app.views.workspace_api import JsonResponse, api_login_required
+from app.job_models import Job
+from app.jobs import RoundBusy, submit
+from app.jobs.control import JobStateError, cancel_job, retry_job
+from app.jobs.health import reap_stale_jobs, stale_seconds
+from app.views.access import requires
+from app.views.workspace_api import JsonResponse
 
 bp = Blueprint("jobs", __name__, url_prefix="/jobs")
 
 
 @bp.get("/<int:job_id>")
-@api_login_required
-def show(job_id: int) -> Response | JsonResponse:
-    """The job's state, progress (0..1), last message, error and result."""
-    job = db.session.get(Job, job_id)
-    if job is None:
-        return jsonify(error=f"no job {job_id}"), 404
-    return jsonify(job.to_dict())
+@requires("read")
+def show(job_id: int) -> JsonResponse:
+    """The job's state, progress (0..1), last message, log tail, error and result; a running job
+    whose worker stopped sending heartbeats is marked failed here."""
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    if reap_stale_jobs(db.session, stale_seconds(app), job_id=job_id):
+        db.session.expire_all()
+    return jsonify(db.get_or_404(Job, job_id).to_dict())
+
+
+@bp.post("/<int:job_id>/cancel")
+@requires("train")
+def cancel(job_id: int) -> JsonResponse:
+    """Cancel a queued job, or ask a running one to stop (409 when it already ended)."""
+    job = db.get_or_404(Job, job_id)
+    try:
+        return jsonify(job=cancel_job(db.session, job, current_user).to_dict())
+    except JobStateError as error:
+        return jsonify(error=str(error), job=job.to_dict()), 409
+
+
+@bp.post("/<int:job_id>/retry")
+@requires("train")
+def retry(job_id: int) -> JsonResponse:
+    """Queue a failed or cancelled job again, as a new job (202; 409 when it did not fail or
+    another round is queued or running on its treebank)."""
+    try:
+        job = retry_job(db.session, db.get_or_404(Job, job_id), current_user)
+    except (JobStateError, RoundBusy) as error:
+        return jsonify(error=str(error)), 409
+    db.session.commit()
+    submit(current_app._get_current_object(), job.id)  # type: ignore[attr-defined]
+    db.session.expire_all()
+    return jsonify(job=job.to_dict()), 202

@@ -6,12 +6,12 @@ from __future__ import annotations
 import re
 
 from flask import Blueprint, Response, abort, render_template
-from flask_login import login_required
 from markupsafe import Markup
 from sqlalchemy import select
 
 from app.extensions import db
-from app.models import TrainingRound, Treebank
+from app.models import Treebank
+from app.parser_models import TrainingRound
 from app.services.preannotate import HELD_OUT_EVERY, MIN_HELD_OUT, MIN_TREES_TO_HOLD_OUT
 from app.services.rounds import (
     CHANGED_IDS_CAP,
@@ -22,13 +22,14 @@ from app.services.rounds import (
     rounds_csv,
     scored_members,
 )
+from app.views.access import requires
 from parsing.charts import line_chart_svg
 
 bp = Blueprint("rounds", __name__, url_prefix="/treebanks")
 
 
 @bp.route("/<int:treebank_id>/rounds")
-@login_required
+@requires("read")
 def index(treebank_id: int) -> str:
     """Every round of the treebank and its learning curves (server-drawn SVG)."""
     treebank = db.get_or_404(Treebank, treebank_id)
@@ -54,7 +55,7 @@ def index(treebank_id: int) -> str:
 
 
 @bp.route("/<int:treebank_id>/rounds.csv")
-@login_required
+@requires("read")
 def download(treebank_id: int) -> Response:
     """The rounds table as a CSV file."""
     treebank = db.get_or_404(Treebank, treebank_id)
@@ -65,7 +66,7 @@ def download(treebank_id: int) -> Response:
 
 
 @bp.route("/<int:treebank_id>/rounds/<int:number>/changed")
-@login_required
+@requires("read")
 def changed(treebank_id: int, number: int) -> str:
     """The sentences whose ensemble tree round ``number`` changed, with links to the editor."""
     treebank = db.get_or_404(Treebank, treebank_id)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from flask import Blueprint, current_app, render_template, request
-from flask_login import login_required
 
 from app.extensions import db
 from app.models import SPLITS, Sentence, Treebank
@@ -14,12 +13,14 @@ from app.services.browse import (
     sentence_view,
     treebank_stats,
 )
+from app.services.queue import queue_page_arg
+from app.views.access import requires
 
 bp = Blueprint("sentences", __name__)
 
 
 @bp.route("/treebanks/<int:treebank_id>/sentences")
-@login_required
+@requires("read")
 def index(treebank_id: int) -> str:
     """One page of the treebank's sentences, optionally filtered by a search."""
     treebank = db.get_or_404(Treebank, treebank_id)
@@ -32,7 +33,7 @@ def index(treebank_id: int) -> str:
     query = request.args.get("q", "")
     page = search_sentences(
         db.session, treebank, query=query, field=field, split=split,
-        page=request.args.get("page", 1, type=int),
+        page=queue_page_arg(request.args.get("page")) or 1,
         per_page=current_app.config["SENTENCES_PER_PAGE"],
     )
     (stats,) = treebank_stats(db.session, treebank.id)
@@ -43,7 +44,7 @@ def index(treebank_id: int) -> str:
 
 
 @bp.route("/sentences/<int:sentence_id>")
-@login_required
+@requires("read")
 def show(sentence_id: int) -> str:
     """The sentence's dependency tree (SVG, drawn by static/js/tree.js) and token table."""
     sentence = db.get_or_404(Sentence, sentence_id)

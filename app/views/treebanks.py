@@ -4,44 +4,62 @@ from __future__ import annotations
 
 import re
 
-from flask import Blueprint, Response, current_app, flash, redirect, render_template, request, url_for
-from flask_login import current_user, login_required
+from flask import Blueprint, Response, abort, current_app, flash, redirect, render_template, request, url_for
+from flask_login import current_user
+from sqlalchemy import select
 from werkzeug.wrappers import Response as BaseResponse
 
 from app.extensions import db
 from app.forms import ImportForm
 from app.models import SPLITS, Treebank
+from app.services.audit import record
 from app.services.browse import treebank_stats
 from app.services.exports import OMITTED_HEADER, export_treebank
 from app.services.imports import ImportResult, import_conllu, import_text
+from app.services.permissions import PermissionDenied, readable_treebanks, require
+from app.views.access import requires, signed_in
 from parsing.conllu_io import ConlluError
 
 bp = Blueprint("treebanks", __name__, url_prefix="/treebanks")
 
 
 @bp.route("/")
-@login_required
+@signed_in
 def index() -> str:
-    """All treebanks with their sentence, word and tree counts."""
-    return render_template("treebanks/index.html", stats=treebank_stats(db.session))
+    """The treebanks the user may read, with their sentence, word and tree counts (archived
+    ones, which only their owners see, apart)."""
+    stats = treebank_stats(db.session, where=readable_treebanks(current_user))
+    return render_template("treebanks/index.html",
+                           stats=[entry for entry in stats if entry.treebank.archived_at is None],
+                           archived=[entry.treebank for entry in stats if entry.treebank.archived_at])
 
 
 @bp.route("/import", methods=["GET", "POST"])
-@login_required
+@signed_in
 def upload() -> str | BaseResponse | tuple[str, int]:
     """Import an uploaded CoNLL-U or text file, or pasted text; a bad one is refused with its
-    line and problem."""
+    line and problem. A new name makes a treebank the user owns; an existing one needs the
+    ``import`` permission (403; a treebank the user cannot see just has a taken name: 422)."""
     form = ImportForm()
     if request.method == "GET" and request.args.get("name"):
         form.name.data = request.args["name"]
     if not form.validate_on_submit():
         status = 400 if request.method == "POST" else 200
         return render_template("treebanks/import.html", form=form), status
+    existing = db.session.scalar(select(Treebank).where(Treebank.name == (form.name.data or "").strip()))
     try:
+        if existing is not None:  # refused before the file is read, not after
+            require(current_user, "import", existing)
         result = _import(form)
     except (ConlluError, ValueError) as error:
         db.session.rollback()
         return render_template("treebanks/import.html", form=form, error=error), 422
+    except PermissionDenied as denied:
+        db.session.rollback()
+        if denied.hidden:
+            form.name.errors = [*form.name.errors, "This name is taken: choose another."]
+            return render_template("treebanks/import.html", form=form), 422
+        return render_template("errors/403.html", reason=str(denied)), 403
     db.session.commit()
     flash(f"Imported {result.sentences} sentences ({result.words} words) into "
           f"{result.treebank.name} ({result.document.split}).", "success")
@@ -67,12 +85,14 @@ def _import(form: ImportForm) -> ImportResult:
 
 
 @bp.route("/<int:treebank_id>/export")
-@login_required
+@requires("read")
 def export(treebank_id: int) -> Response:
     """Download the treebank (or one split) as CoNLL-U with the trees of one source.
 
     Sentences without a tree from the source are left out; the ``X-Arcvote-Omitted`` header
-    says how many. ``reviewed_only=1`` keeps only reviewed sentences (see the exports service).
+    says how many. An unknown ``source`` is a 400 naming the known ones. ``reviewed_only=1``
+    keeps only reviewed sentences, ``provenance=1`` adds each annotated arc's source to MISC
+    (``ArcSource=human|parser``; see the exports service).
     """
     treebank = db.get_or_404(Treebank, treebank_id)
     source = request.args.get("source", "gold")
@@ -80,9 +100,17 @@ def export(treebank_id: int) -> Response:
     if split is not None and split not in SPLITS:
         split = None
     reviewed_only = request.args.get("reviewed_only") in ("1", "on", "true", "yes")
-    export = export_treebank(db.session, treebank, source=source, split=split, reviewed_only=reviewed_only)
+    provenance = request.args.get("provenance") in ("1", "on", "true", "yes")
+    try:
+        export = export_treebank(db.session, treebank, source=source, split=split,
+                                 reviewed_only=reviewed_only, provenance=provenance)
+    except ValueError as error:
+        abort(400, str(error))
+    record(db.session, "export", user=current_user, treebank=treebank, source=source, split=split,
+           reviewed_only=reviewed_only, provenance=provenance, sentences=export.sentences)
+    db.session.commit()
     suffix = "-reviewed" if reviewed_only else ""
-    filename = _safe_filename(f"{treebank.name}-{split or 'all'}-{source}{suffix}.conllu")
+    filename = safe_filename(f"{treebank.name}-{split or 'all'}-{source}{suffix}.conllu")
     return Response(
         export.text.encode("utf-8"),
         mimetype="text/plain; charset=utf-8",
@@ -91,5 +119,6 @@ def export(treebank_id: int) -> Response:
     )
 
 
-def _safe_filename(name: str) -> str:
+def safe_filename(name: str) -> str:
+    """``name`` with anything but letters, digits, ``.``, ``_`` and ``-`` replaced (for downloads)."""
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name)

@@ -5,11 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from flask import Blueprint, current_app, render_template, request
-from flask_login import login_required
+from flask_login import current_user
 from sqlalchemy import select
 
 from app.extensions import db
-from app.models import Job, Sentence, Treebank
+from app.job_models import Job
+from app.models import Sentence, Treebank
+from app.services.assignments import editing_line
+from app.services.permissions import can
 from app.services.preannotate import DEFAULT_PARSERS, pool_has_untagged
 from app.services.queue import (
     DEFAULT_ORDER,
@@ -20,7 +23,9 @@ from app.services.queue import (
     queue_page_arg,
     treebank_upos_and_relations,
 )
+from app.services.reparse import treebank_can_reparse
 from app.services.workspace import editor_data
+from app.views.access import requires
 from parsing.ensemble.registry import DEFAULT_METHOD, METHODS
 from parsing.members import MEMBERS
 
@@ -67,7 +72,7 @@ def _queue_page(requested: str | None, total: int, size: int) -> QueuePage:
 
 
 @bp.route("/treebanks/<int:treebank_id>")
-@login_required
+@requires("read")
 def queue(treebank_id: int) -> str:
     """The queue (ordered, filtered, one page of it), progress counts and the pre-annotation form.
 
@@ -75,7 +80,8 @@ def queue(treebank_id: int) -> str:
     """
     treebank = db.get_or_404(Treebank, treebank_id)
     spec = QueueFilter.from_args(request.args)
-    found = build_queue(db.session, treebank, spec)
+    found = build_queue(db.session, treebank, spec, user_id=current_user.id,
+                        with_assignees=can(current_user, "manage", treebank))
     paging = _queue_page(request.args.get("page"), len(found.items), _queue_page_size())
     upos, relations = treebank_upos_and_relations(db.session, treebank)
     last_job = db.session.scalar(select(Job).where(Job.treebank_id == treebank.id)
@@ -95,7 +101,7 @@ def queue(treebank_id: int) -> str:
 
 
 @bp.route("/sentences/<int:sentence_id>")
-@login_required
+@requires("read")
 def editor(sentence_id: int) -> str:
     """The sentence editor; its data is handed to static/js/editor.js with ``|tojson``.
 
@@ -108,6 +114,8 @@ def editor(sentence_id: int) -> str:
     spec = QueueFilter.from_args(request.args)
     page = queue_page_arg(request.args.get("page"))
     back_args = spec.to_args() | ({"page": str(page)} if page else {})
-    return render_template("workspace/editor.html", data=editor_data(db.session, sentence),
-                           sentence=sentence, treebank=treebank, queue_args=spec.to_args(),
-                           back_args=back_args)
+    line = editing_line(db.session, current_user, sentence)
+    data = editor_data(db.session, sentence, branch=line.branch)
+    return render_template("workspace/editor.html", data=data,
+                           sentence=sentence, treebank=treebank, queue_args=spec.to_args(), line=line,
+                           back_args=back_args, can_reparse=treebank_can_reparse(db.session, treebank))

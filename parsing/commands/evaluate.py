@@ -3,8 +3,8 @@
 ``python -m parsing evaluate GOLD SYSTEM [--json] [--by upos|deprel|length]... [--no-punct]``
 ``python -m parsing compare GOLD SYS_A SYS_B [--json] [--resamples N] [--seed S]``
 
-Scores follow the CoNLL 2018 conventions of :mod:`parsing.metrics`; the tests are those
-of :mod:`parsing.significance`. Files must hold the same words (no re-tokenisation).
+Scores follow the CoNLL 2018 conventions of :mod:`parsing.scorer.metrics`; the tests are those
+of :mod:`parsing.scorer.significance`. Files must hold the same words (no re-tokenisation).
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from parsing.conllu_io import load_sentences
-from parsing.metrics import Attachment, Evaluation, Score, evaluate
-from parsing.metrics_json import BREAKDOWNS, evaluation_to_dict
-from parsing.significance import PairedComparison, compare
+from parsing.scorer.metrics import Attachment, Evaluation, Score, evaluate
+from parsing.scorer.report import BREAKDOWNS, evaluation_to_dict
+from parsing.scorer.significance import PairedComparison, compare
 
 _BY = {
     "upos": ("by_upos",),

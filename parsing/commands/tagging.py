@@ -23,7 +23,7 @@ from parsing.conllu_io import (
     read_conllu,
     to_sentence,
 )
-from parsing.tagger import Tagger
+from parsing.tagger.model import Tagger
 from parsing.types import Sentence
 
 MODEL_FILE = "tagger.npz"

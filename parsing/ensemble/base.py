@@ -25,7 +25,7 @@ from scipy.stats import rankdata
 from sklearn.base import clone
 
 from parsing.base import BaseParser
-from parsing.decoders import last_resort, mst
+from parsing.decoders.first_order import last_resort, mst
 from parsing.types import Heads, Parse, Scores, Sentence
 
 FloatArray = NDArray[np.float64]

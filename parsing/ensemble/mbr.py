@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from parsing.base import BaseParser
-from parsing.decoders import is_projective, is_tree
+from parsing.decoders.first_order import is_projective, is_tree
 from parsing.ensemble.base import FloatArray, reparse, stack_heads, token_weights, vote_labels
 from parsing.ensemble.voting import DEFAULT_MEMBERS, ArcVoting, vote_matrix
 from parsing.types import Parse, Sentence

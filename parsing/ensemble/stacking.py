@@ -36,7 +36,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from parsing.base import BaseParser
-from parsing.decoders import mst
+from parsing.decoders.first_order import mst
 from parsing.ensemble.base import Ensemble, MemberParses
 from parsing.features import Vocabulary, bucket_distance, hash_columns
 from parsing.graph.first_order import FirstOrderParser

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from parsing.constraints import Constraints, decode_forced
-from parsing.decoders import mst
+from parsing.decoders.first_order import mst
 from parsing.graph.model import GraphParser, Weights, _arc_scores
 from parsing.graph.templates import IntArray
 from parsing.types import Heads, Scores

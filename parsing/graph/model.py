@@ -116,7 +116,9 @@ class GraphParser(BaseParser):
         dev_tokens = [self.encoder_.encode(s) for s in dev] if dev and score_dev else []
 
         def step(index: int) -> None:
-            self._train_step(model, tokens[index], sentences[index].heads)
+            sentence = sentences[index]
+            self._train_step(model, tokens[index], sentence.heads,
+                             sentence.annotated if sentence.partial else None)
 
         def dev_score(weights: Weights) -> float:
             return self._uas(dev_tokens, list(dev or []), weights)
@@ -137,14 +139,24 @@ class GraphParser(BaseParser):
             return AveragedPerceptron.resume(self.weights_, self.weights_, 1)
         return AveragedPerceptron.resume(raw, self.weights_, self.n_steps_)
 
-    def _train_step(self, model: AveragedPerceptron, tokens: IntArray, gold: Heads) -> None:
+    def _train_step(self, model: AveragedPerceptron, tokens: IntArray, gold: Heads,
+                    annotated: NDArray[np.bool_] | None = None) -> None:
+        """One online update. On a partial tree (``annotated``: the words a person set or
+        confirmed, shape ``(n+1,)``) only those arcs are gold: the target is the best tree under
+        the current weights that contains them (constrained decoding, Li et al. 2016), so the
+        arcs the ensemble filled in are left out of the loss."""
         arcs = arc_features(tokens, n_bits=self.n_bits)
         predicted, _ = self._decode(tokens, arcs, model.weights)
-        if np.array_equal(predicted, gold):
+        words = np.ones(len(gold), dtype=bool) if annotated is None else np.asarray(annotated, dtype=bool)
+        words[0] = False
+        if np.array_equal(predicted[words], gold[words]):
             return
+        if annotated is not None:
+            human = Constraints({int(w): int(gold[w]) for w in np.flatnonzero(words)})
+            gold, _ = self._decode(tokens, arcs, model.weights, human)
         online_update(model, self._tree_features(tokens, arcs, gold),
                       self._tree_features(tokens, arcs, predicted),
-                      loss=float(np.count_nonzero(predicted[1:] != gold[1:])),
+                      loss=float(np.count_nonzero(predicted[words] != gold[words])),
                       learner=self.learner, C=self.C, null=null_index(self.n_bits))
 
     def _uas(self, tokens: list[IntArray], sentences: list[Sentence], weights: Weights) -> float:
@@ -181,13 +193,14 @@ class GraphParser(BaseParser):
         """
         return self._parse_all(sentences, [None] * len(sentences))
 
-    def predict_constrained(self, sentences: Sequence[Sentence],
-                            constraints: Sequence[Constraints]) -> list[Parse]:
+    def predict_constrained(self, sentences: Sequence[Sentence], constraints: Sequence[Constraints],
+                            *, free: Sequence[Parse] | None = None) -> list[Parse]:
         """Parse with forced arcs: the decoder sees each constrained word's row ``-inf`` except
         at its forced head (:func:`~parsing.constraints.force_scores`), so the tree is the
         model's best among those containing the constraints (exactly for the first-order
         decoders; second-order as approximately as :meth:`predict`). The labeller labels the
-        tree; forced labels replace its choice. ``arc_scores`` as in :meth:`predict`."""
+        tree; forced labels replace its choice. ``arc_scores`` as in :meth:`predict`; ``free`` is
+        not needed (the decoder is exact or starts from the scores)."""
         validate_all([len(s) for s in sentences], constraints)
         return self._parse_all(sentences, list(constraints))
 

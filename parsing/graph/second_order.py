@@ -15,7 +15,7 @@ decoded with the arc part alone (first-order Eisner, or Chu-Liu-Edmonds when
 ``non_projective``).
 
 Conventions: index 0 is ROOT; ``arc_scores[dep, head]``; ``sibling_scores[head, sibling,
-child]`` as in :mod:`parsing.decoders_second_order`.
+child]`` as in :mod:`parsing.decoders.second_order`.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from parsing.constraints import Constraints, decode_forced, force_scores
-from parsing.decoders import mst
-from parsing.decoders_second_order import eisner_second_order, second_order_rearrange
+from parsing.decoders.first_order import mst
+from parsing.decoders.second_order import eisner_second_order, second_order_rearrange
 from parsing.graph.model import GraphParser, Weights, _arc_scores
 from parsing.graph.templates import IntArray, arc_features, sibling_features
 from parsing.types import Heads, Scores, Sentence

@@ -6,7 +6,8 @@ Manning 2014).
 Modules: :mod:`~parsing.neural.network` (the classifier, its gradients, Adam),
 :mod:`~parsing.neural.features` (configuration features, vectorised),
 :mod:`~parsing.neural.system` (the arc-hybrid wrapper), :mod:`~parsing.neural.search`
-(greedy and beam decoding), :mod:`~parsing.neural.parser` (the estimator).
+(greedy and beam decoding), :mod:`~parsing.neural.decoding` (k-best lists, posteriors,
+constrained beams), :mod:`~parsing.neural.parser` (the estimator).
 """
 
 from parsing.neural.parser import NeuralTransitionParser

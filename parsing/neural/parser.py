@@ -14,63 +14,28 @@ Conventions: index 0 is ROOT; ``heads`` has shape ``(n+1,)`` with ``heads[0] == 
 from __future__ import annotations
 
 import copy
-import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, ParamSpec, Self, TypeVar
+from typing import Any, ClassVar, Self
 
 import numpy as np
 from numpy.typing import NDArray
-from threadpoolctl import threadpool_limits
 
 from parsing.base import BaseParser
-from parsing.constraints import Constraints, finish_parse, validate_all
 from parsing.features import UNKNOWN, Vocabulary
-from parsing.metrics import evaluate
 from parsing.neural import network, system
-from parsing.neural.batch import Configurations
+from parsing.neural.decoding import BeamDecoding, IntArray, one_blas_thread
 from parsing.neural.search import (
     ActionSpace,
-    Hypothesis,
-    Restriction,
-    Scorer,
-    beam_search,
-    greedy,
     step_inputs,
 )
-from parsing.transition.arc_hybrid import ArcHybrid
-from parsing.transition.constrained import ConstraintGuide
-from parsing.transition.state import Action, State
+from parsing.scorer.metrics import evaluate
+from parsing.transition.state import State
 from parsing.transition.training import widen_label_columns
-from parsing.types import Heads, Parse, Sentence
-
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
-
-
-def one_blas_thread(function: Callable[_P, _R]) -> Callable[_P, _R]:
-    """Run ``function`` with BLAS limited to one thread.
-
-    The network's matrices are small (``(B, 200) @ (200, ~140)``): BLAS threads cost more
-    in synchronisation than they save (parsing 60 Afrikaans sentences: 1.23 s of CPU with
-    two threads, 0.35 s with one), so training and parsing use one thread.
-    """
-
-    @functools.wraps(function)
-    def limited(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        with threadpool_limits(limits=1, user_api="blas"):
-            return function(*args, **kwargs)
-
-    return limited
-
-IntArray = NDArray[np.int64]
-KBest = list[tuple[Heads, list[str], float]]
+from parsing.types import Heads, Sentence
 
 _NULL, _ROOT = 1, 2
 """Word, suffix and tag ids of an absent slot and of ROOT; vocabulary ids start at 3 (0 = unknown)."""
-
-_CHUNK_TOKENS = 3000
-"""Sentences are decoded together in chunks of about this many words."""
 
 
 def _word(form: str) -> str:
@@ -108,7 +73,7 @@ class _Examples:
         return tokens, self.labels[index], self.valid[index], self.gold[index]
 
 
-class NeuralTransitionParser(BaseParser):
+class NeuralTransitionParser(BeamDecoding, BaseParser):
     """Arc-hybrid parser with a feed-forward action classifier and beam search.
 
     Args:
@@ -394,148 +359,3 @@ class NeuralTransitionParser(BaseParser):
         if not valid[np.arange(len(gold)), gold].all():
             raise RuntimeError("an oracle action is not valid")
         return rows, labels_, valid, gold
-
-    # --- parsing --------------------------------------------------------------------
-
-    def _chunks(self, sentences: Sequence[Sentence]) -> list[list[int]]:
-        """Sentence indices grouped, by length, into chunks of about ``_CHUNK_TOKENS`` words."""
-        order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
-        chunks: list[list[int]] = [[]]
-        size = 0
-        for i in order:
-            if size >= _CHUNK_TOKENS:
-                chunks.append([])
-                size = 0
-            chunks[-1].append(i)
-            size += len(sentences[i]) + 1
-        return [chunk for chunk in chunks if chunk]
-
-    def _scorer(self, sentences: Sequence[Sentence]) -> tuple[Scorer, IntArray]:
-        """A scorer over the tokens of ``sentences`` and the ROOT row of each sentence."""
-        params = self.params_
-        ids, offsets = self._encode(sentences)
-        tokens = network.token_table(params, ids)
-        labels_by_slot = network.label_table(params)
-
-        def score(rows: IntArray, labels: IntArray, valid: NDArray[np.bool_]) -> NDArray[np.floating]:
-            return network.log_probs_from_tables(params, tokens, labels_by_slot, rows, labels, valid)
-
-        return score, offsets
-
-    def _tree(self, state: State) -> tuple[Heads, list[str]]:
-        """The (de-projectivised) tree of a final configuration."""
-        labels = [""] + [self.labels_[label - 1] for label in state.labels[1:].tolist()]
-        return system.deprojectivize(state.heads, labels)
-
-    def predict_greedy(self, sentences: Sequence[Sentence]) -> list[Parse]:
-        """Parse with the most probable action at every step (the same as ``beam_size=1``)."""
-        parses: list[Parse] = [Parse(np.zeros(0, dtype=np.intp), [])] * len(sentences)
-        for chunk in self._chunks(sentences):
-            scorer, offsets = self._scorer([sentences[i] for i in chunk])
-            lengths = [len(sentences[i]) for i in chunk]
-            for i, state in zip(chunk, greedy(scorer, self.space_, lengths, offsets), strict=True):
-                heads, deprels = self._tree(state)
-                scores = np.ones(len(heads))
-                scores[0] = np.nan
-                parses[i] = Parse(heads, deprels, scores, extras={"kbest": [(heads, deprels, 1.0)]})
-        return parses
-
-    @one_blas_thread
-    def _kbest(self, sentences: Sequence[Sentence], k: int) -> list[KBest]:
-        """Each sentence's k-best trees with probabilities normalised over the list, best
-        first (derivations giving the same tree are merged)."""
-        if k < 1:
-            raise ValueError(f"k must be at least 1, got {k}")
-        lists: list[KBest] = [[] for _ in sentences]
-        for chunk in self._chunks(sentences):
-            scorer, offsets = self._scorer([sentences[i] for i in chunk])
-            lengths = [len(sentences[i]) for i in chunk]
-            for i, beam in zip(
-                chunk, beam_search(scorer, self.space_, lengths, offsets, beam=k), strict=True
-            ):
-                lists[i] = self._distribution(beam)
-        return lists
-
-    def _distribution(self, beam: list[Hypothesis]) -> KBest:
-        trees: dict[tuple[bytes, tuple[str, ...]], tuple[Heads, list[str], float]] = {}
-        for hypothesis in beam:
-            heads, deprels = self._tree(hypothesis.state)
-            key = (heads.tobytes(), tuple(deprels))
-            previous = trees[key][2] if key in trees else -np.inf
-            trees[key] = (heads, deprels, float(np.logaddexp(previous, hypothesis.log_prob)))
-        log_probs = np.array([log_prob for _, _, log_prob in trees.values()])
-        probs = np.exp(log_probs - np.logaddexp.reduce(log_probs))
-        probs /= probs.sum()
-        order = np.argsort(-probs, kind="stable")
-        listed = list(trees.values())
-        return [(listed[j][0], listed[j][1], float(probs[j])) for j in order.tolist()]
-
-    @staticmethod
-    def _parse(kbest: KBest, rank: int) -> Parse:
-        """The ``rank``-th tree of a k-best list with its arcs' posteriors under the list."""
-        heads, deprels, _ = kbest[rank]
-        all_heads = np.stack([tree_heads for tree_heads, _, _ in kbest])
-        probs = np.array([prob for _, _, prob in kbest])
-        posterior = ((all_heads == heads) * probs[:, None]).sum(axis=0).clip(0.0, 1.0)
-        posterior[0] = np.nan
-        return Parse(heads.copy(), list(deprels), posterior, extras={"kbest": kbest, "rank": rank})
-
-    def predict(self, sentences: Sequence[Sentence]) -> list[Parse]:
-        """The most probable tree of each sentence under beam search (``beam_size``), with
-        ``extras["kbest"] = [(heads, deprels, probability), ...]`` (best first, probabilities
-        normalised over the list) and ``arc_scores[d]`` the k-best posterior of ``d``'s arc."""
-        return [self._parse(kbest, 0) for kbest in self._kbest(sentences, self.beam_size)]
-
-    def predict_constrained(self, sentences: Sequence[Sentence],
-                            constraints: Sequence[Constraints]) -> list[Parse]:
-        """Parse keeping the forced arcs and labels (one :class:`Constraints` per sentence).
-
-        A sentence whose beam-search parse (:meth:`predict`) has every forced arc keeps it.
-        Otherwise beam search runs again and prunes every extension that breaks a forced arc:
-        a live hypothesis may only take the arc-hybrid moves of zero dynamic-oracle cost with
-        respect to the forced arcs (:class:`~parsing.transition.constrained.ConstraintGuide`;
-        arc-hybrid is arc-decomposable) and the forced label. The tree is deprojectivised and
-        checked; forced arcs the projective system could not build (non-projective ones) are
-        repaired in by :func:`~parsing.constraints.finish_parse`. ``arc_scores`` are the
-        k-best posteriors of the constrained beam.
-        """
-        validate_all([len(s) for s in sentences], constraints)
-        free = self.predict(sentences)
-        redo = [i for i, (parse, forced) in enumerate(zip(free, constraints, strict=True))
-                if not forced.satisfied_by(parse.heads)]
-        parses = list(free)
-        for chunk in self._chunks([sentences[i] for i in redo]):
-            picked = [redo[j] for j in chunk]
-            scorer, offsets = self._scorer([sentences[i] for i in picked])
-            lengths = [len(sentences[i]) for i in picked]
-            restrict = self._restriction([constraints[i] for i in picked], lengths)
-            beams = beam_search(scorer, self.space_, lengths, offsets, beam=self.beam_size, restrict=restrict)
-            for i, beam in zip(picked, beams, strict=True):
-                parses[i] = self._parse(self._distribution(beam), 0)
-        return [finish_parse(parse, forced) for parse, forced in zip(parses, constraints, strict=True)]
-
-    def _restriction(self, constraints: Sequence[Constraints], lengths: Sequence[int]) -> Restriction:
-        """The beam's pruning for the sentences of one chunk (see :meth:`predict_constrained`)."""
-        n_labels = self.space_.n_labels
-        class_actions = np.array([int(Action.SHIFT), *[int(Action.LEFT_ARC)] * n_labels,
-                                  *[int(Action.RIGHT_ARC)] * n_labels], dtype=np.intp)
-        class_labels = np.array([-1, *range(n_labels), *range(n_labels)], dtype=np.intp)
-        index = {label: number for number, label in enumerate(self.labels_, start=1)}
-        guides = [ConstraintGuide.build(forced, n, index, class_actions, class_labels, dynamic=True)
-                  for forced, n in zip(constraints, lengths, strict=True)]
-        hybrid = ArcHybrid()
-
-        def restrict(rows: Configurations, owner: IntArray, valid: NDArray[np.bool_]) -> NDArray[np.bool_]:
-            allowed = valid.copy()
-            for row, sentence in enumerate(owner.tolist()):
-                allowed[row] = guides[sentence].allowed(hybrid, rows.state(row), valid[row])
-            return allowed
-
-        return restrict
-
-    def predict_kbest(self, sentences: Sequence[Sentence], k: int) -> list[list[Parse]]:
-        """Each sentence's k-best list (at most ``k`` distinct trees, most probable first) as
-        parses; ``extras["kbest"]`` is the shared list and ``extras["rank"]`` the position."""
-        return [
-            [self._parse(kbest, rank) for rank in range(len(kbest))] for kbest in self._kbest(sentences, k)
-        ]

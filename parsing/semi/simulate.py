@@ -5,7 +5,7 @@ training file (drawn with ``seed``); the rest is the pool, its trees hidden. Rou
 the members and the ensemble on the seed trees. Each later round parses the pool once with
 the current members and ensemble, picks ``per_round`` sentences by a selection strategy
 (:mod:`parsing.semi.selection`), reveals their gold trees, retrains and scores on dev with
-the CoNLL 2018 scorer (:mod:`parsing.metrics`). Options:
+the CoNLL 2018 scorer (:mod:`parsing.scorer.metrics`). Options:
 
 * self-training (:mod:`parsing.semi.self_training`): each round's retraining adds
   automatic trees of the rest of the pool, from that round's parse, labelled by each member
@@ -41,7 +41,7 @@ from parsing.charts import line_chart_svg
 from parsing.ensemble.base import Ensemble
 from parsing.ensemble.registry import DEFAULT_METHOD, combine, fit_ensemble, method_spec
 from parsing.members import build_member, member_names
-from parsing.metrics import evaluate
+from parsing.scorer.metrics import evaluate
 from parsing.semi.partial import partial_tree
 from parsing.semi.selection import STRATEGIES, rank_sentences, select_batch
 from parsing.semi.self_training import (

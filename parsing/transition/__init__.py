@@ -6,6 +6,8 @@
 * :mod:`~parsing.transition.pseudo_projective`: lifting and its inverse.
 * :mod:`~parsing.transition.parser`: :class:`TransitionParser` and the six ensemble
   members (``eager``, ``eager-rtl``, ``swap``, ``swap-rtl``, ``hybrid``, ``hybrid-rtl``).
+* :mod:`~parsing.transition.decoding`: its labelled classes and greedy (and constrained)
+  prediction.
 * :mod:`~parsing.transition.training`: its weight rows and perceptron training epochs.
 """
 

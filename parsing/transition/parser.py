@@ -30,20 +30,7 @@ Non-projectivity: arc-eager and arc-hybrid are projective, so they train on
 pseudo-projectivised trees (:mod:`parsing.transition.pseudo_projective`) and
 deprojectivise their output; arc-standard-swap is non-projective by itself.
 
-Output: always a tree with exactly one word attached to ROOT. When the systems leave
-several candidate roots (words attached to ROOT by a transition, or left without a head
-on the stack), the most confident ROOT attachment is kept (the leftmost candidate if none
-was attached by a transition) and every other candidate becomes its dependent with the
-training set's most frequent label for dependents of the root word.
-
-``arc_scores[d]`` is a confidence proxy: the softmax probability, among the actions valid
-at that moment, of the labelled arc action that attached ``d`` (0 for attachments made by
-the root post-processing).
-
-Prediction parses up to :data:`BATCH_SIZE` sentences of similar length in lockstep: at
-each step the atom vectors of all unfinished states are built, hashed and scored with a
-handful of numpy calls, then each state takes its best valid action. The result is the
-same, bit for bit, as parsing each sentence alone (``_parse``), whatever the batch.
+Prediction, the single-root output and the confidences: :mod:`parsing.transition.decoding`.
 """
 
 from __future__ import annotations
@@ -57,23 +44,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from parsing.base import BaseParser
-from parsing.constraints import Constraints, finish_parse, validate_all
 from parsing.features import Vocabulary
 from parsing.learn import AveragedPerceptron
-from parsing.transition.arc_swap import ArcSwap, SwapGold
-from parsing.transition.constrained import ConstraintGuide
-from parsing.transition.probabilities import action_probabilities, action_probability
-from parsing.transition.pseudo_projective import deprojectivize, projectivize
-from parsing.transition.state import ARC_ACTIONS, NONE, Action, State, TransitionSystem
-from parsing.transition.systems import get_system
-from parsing.transition.templates import (
-    ABSENT,
-    StateBank,
-    bank_atoms,
-    features,
-    hash_atoms,
-    stack_buffer_tokens,
-)
+from parsing.transition.arc_swap import SwapGold
+from parsing.transition.decoding import GreedyDecoding
+from parsing.transition.pseudo_projective import projectivize
+from parsing.transition.state import Action
+from parsing.transition.templates import ABSENT
 from parsing.transition.training import (
     Encoded,
     build_rows,
@@ -84,15 +61,13 @@ from parsing.transition.training import (
     widen_label_columns,
 )
 from parsing.trees import reverse_heads
-from parsing.types import Parse, Sentence
+from parsing.types import Sentence
 
 _FIXED_CLASSES = (Action.SHIFT, Action.REDUCE, Action.SWAP)
 
-BATCH_SIZE = 64
-"""Sentences parsed together in lockstep by :meth:`TransitionParser.predict`."""
 
 
-class TransitionParser(BaseParser):
+class TransitionParser(GreedyDecoding, BaseParser):
     """A greedy labelled transition-based parser trained with an averaged perceptron.
 
     Args:
@@ -164,14 +139,6 @@ class TransitionParser(BaseParser):
         base = self.name if self.name != "transition" else self.system
         return f"{base}-rtl" if self.right_to_left else base
 
-    # ------------------------------------------------------------------ encoding
-
-    def _system(self) -> TransitionSystem:
-        return get_system(self.system)
-
-    def _projective(self) -> bool:
-        return not isinstance(self._system(), ArcSwap)
-
     def _encode(self, sentence: Sentence, *, gold: bool) -> Encoded:
         forms, upos, lemmas, feats = self.vocabularies_
         n = len(sentence)
@@ -197,38 +164,6 @@ class TransitionParser(BaseParser):
         if self._projective():
             heads, deprels = projectivize(heads, deprels)
         return heads, deprels
-
-    # ------------------------------------------------------------------ classes
-
-    def _class_of(self, action: Action, label: int) -> int:
-        if action == Action.LEFT_ARC:
-            return 3 + label
-        if action == Action.RIGHT_ARC:
-            return 3 + self.n_labels_ + label
-        return int(action)
-
-    def _valid_classes(self, system: TransitionSystem, state: State) -> NDArray[np.bool_]:
-        """Mask over the labelled classes (cached per combination of valid actions)."""
-        key = tuple(move.is_valid(state) for move in system.moves.values())
-        mask = self._masks.get(key)
-        if mask is None:
-            valid = np.zeros(len(Action), dtype=np.bool_)
-            for action, allowed in zip(system.moves, key, strict=True):
-                valid[action] = allowed
-            mask = self._masks[key] = valid[self.class_actions_]
-        return mask
-
-    @property
-    def _masks(self) -> dict[tuple[bool, ...], NDArray[np.bool_]]:
-        cache: dict[tuple[bool, ...], NDArray[np.bool_]] | None = self.__dict__.get("_mask_cache")
-        if cache is None:
-            cache = self.__dict__["_mask_cache"] = {}
-        return cache
-
-    def _apply_class(self, system: TransitionSystem, state: State, cls: int) -> None:
-        action = Action(int(self.class_actions_[cls]))
-        label = cls - 3 - (self.n_labels_ if action == Action.RIGHT_ARC else 0)
-        system.apply(state, action, label if action in (Action.LEFT_ARC, Action.RIGHT_ARC) else NONE)
 
     # ------------------------------------------------------------------ training
 
@@ -315,159 +250,6 @@ class TransitionParser(BaseParser):
             return np.vstack([wide, np.zeros((added, wide.shape[1]))])
 
         return AveragedPerceptron.resume(grown(averaged if raw is None else raw), grown(averaged), step)
-
-    # ------------------------------------------------------------------ parsing
-
-    def predict(self, sentences: Sequence[Sentence]) -> list[Parse]:
-        """Parse ``sentences`` greedily (gold heads are ignored); see the module docstring.
-
-        Sentences of similar length are parsed together in lockstep (:meth:`_parse_batch`);
-        each parse is the one :meth:`_parse` gives, whatever the other sentences.
-        """
-        order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
-        parses: list[Parse | None] = [None] * len(sentences)
-        for begin in range(0, len(order), BATCH_SIZE):
-            chunk = order[begin : begin + BATCH_SIZE]
-            for index, parse in zip(chunk, self._parse_batch([sentences[i] for i in chunk]), strict=True):
-                parses[index] = parse
-        return [parse for parse in parses if parse is not None]
-
-    def _predict_one_by_one(self, sentences: Sequence[Sentence]) -> list[Parse]:
-        """The reference: :meth:`_parse` on each sentence alone (``predict`` gives the same)."""
-        return [self._parse(sentence) for sentence in sentences]
-
-    def predict_constrained(self, sentences: Sequence[Sentence],
-                            constraints: Sequence[Constraints]) -> list[Parse]:
-        """Parse keeping the forced arcs and labels (one :class:`Constraints` per sentence).
-
-        A sentence whose greedy parse (:meth:`predict`) already has every forced arc keeps
-        it (forced labels written in). Otherwise it is parsed again greedily, choosing at each
-        step among the moves that keep every forced arc buildable
-        (:class:`~parsing.transition.constrained.ConstraintGuide`: the dynamic oracle's
-        arc-decomposable cost for arc-eager and arc-hybrid, a feasibility check for
-        arc-standard-swap), in the member's own positions (reversed for right-to-left).
-        Pseudo-projective members decode a projective tree while the constraints are on the
-        original one, and the single-root post-processing may move a forced ROOT child: the
-        deprojectivised, post-processed tree is checked. When the guided parse misses a forced
-        arc (it left the reachable region: a non-projective forced arc for the projective
-        systems, a stranded one for swap) it is dropped, and the forced arcs are repaired into
-        the unconstrained parse instead by :func:`~parsing.constraints.finish_parse` (the tree
-        with the forced arcs that keeps most of the member's arcs, weighted by its
-        confidence): a derailed greedy parse is worse than the member's own tree.
-        """
-        validate_all([len(s) for s in sentences], constraints)
-        free = self.predict(sentences)
-        parses = []
-        for sentence, parse, forced in zip(sentences, free, constraints, strict=True):
-            if not forced.satisfied_by(parse.heads):
-                guided = self._parse(sentence, forced)
-                parse = guided if forced.satisfied_by(guided.heads) else parse
-            parses.append(finish_parse(parse, forced))
-        return parses
-
-    def _guide(self, constraints: Constraints, n: int) -> ConstraintGuide:
-        internal = constraints.reversed(n) if self.right_to_left else constraints
-        labels = np.array([label for _, label in self._class_moves()], dtype=np.intp)
-        return ConstraintGuide.build(internal, n, self.labels_.index, self.class_actions_, labels,
-                                     dynamic=self._system().dynamic)
-
-    def _parse(self, sentence: Sentence, constraints: Constraints | None = None) -> Parse:
-        """One sentence, one state at a time (the reference for :meth:`_parse_batch`); with
-        ``constraints``, only moves that keep the forced arcs buildable (as far as possible)."""
-        system = self._system()
-        n = len(sentence)
-        atoms = self._encode(sentence, gold=False).atoms
-        state = system.initial(n)
-        confidence = np.full(n + 1, np.nan)
-        weights, rows_of, n_bits = self.weights_, self.rows_, self.n_bits
-        guide = self._guide(constraints, n) if constraints is not None else None
-        while not system.is_terminal(state):
-            scores = weights[rows_of[features(state, atoms, n_bits)]].sum(axis=0)
-            valid = self._valid_classes(system, state)
-            if guide is not None:
-                valid = guide.allowed(system, state, valid)
-            cls = int(np.argmax(np.where(valid, scores, -np.inf)))
-            if cls >= 3:
-                dependent = system.dependent(state, Action(int(self.class_actions_[cls])))
-                confidence[dependent] = action_probability(scores, valid, cls)
-            self._apply_class(system, state, cls)
-        return self._finish(state, confidence)
-
-    def _parse_batch(self, sentences: Sequence[Sentence]) -> list[Parse]:
-        """Parse ``sentences`` in lockstep: one scoring call per step for all unfinished states.
-
-        Every row of the batched computations depends on its own state only, and each
-        state's scores, choice and probability equal :meth:`_parse`'s bit for bit.
-        """
-        system = self._system()
-        bank = StateBank.build([self._encode(sentence, gold=False).atoms for sentence in sentences])
-        states = [system.initial(len(sentence)) for sentence in sentences]
-        for number, state in enumerate(states):
-            bank.bind(number, state)
-        confidence = [np.full(len(sentence) + 1, np.nan) for sentence in sentences]
-        moves = self._class_moves()
-        active = [number for number, state in enumerate(states) if not system.is_terminal(state)]
-        while active:
-            stepping = [states[number] for number in active]
-            tokens = np.array([stack_buffer_tokens(state) for state in stepping], dtype=np.intp)
-            scores = self._scores(bank_atoms(bank, np.array(active, dtype=np.intp), tokens))
-            masks = [self._valid_classes(system, state) for state in stepping]
-            best = np.where(np.stack(masks), scores, -np.inf).argmax(axis=1)
-            probability = action_probabilities(scores, masks, best).tolist()
-            for row, (number, state, cls) in enumerate(zip(active, stepping, best.tolist(), strict=True)):
-                action, label = moves[cls]
-                if action in ARC_ACTIONS:
-                    confidence[number][system.dependent(state, action)] = probability[row]
-                system.apply(state, action, label)
-            active = [number for number in active if not system.is_terminal(states[number])]
-        return [self._finish(state, arcs) for state, arcs in zip(states, confidence, strict=True)]
-
-    def _scores(self, atom_vectors: NDArray[np.int64]) -> NDArray[np.float32]:
-        """Class scores ``(m, n_classes)`` of states given by their atom vectors ``(m, n_atoms)``:
-        the weight rows of their ``n_templates`` hashed features, summed in template order."""
-        rows = self.rows_[hash_atoms(atom_vectors, self.n_bits)]  # (m, n_templates)
-        scores: NDArray[np.float32] = self.weights_[rows].sum(axis=1)
-        return scores
-
-    def _class_moves(self) -> list[tuple[Action, int]]:
-        """Each labelled class as the action and label id :meth:`_apply_class` applies."""
-        return [
-            (Action(int(action)), cls - 3 - (self.n_labels_ if action == Action.RIGHT_ARC else 0))
-            if action in ARC_ACTIONS
-            else (Action(int(action)), NONE)
-            for cls, action in enumerate(self.class_actions_.tolist())
-        ]
-
-    def _finish(self, state: State, confidence: NDArray[np.float64]) -> Parse:
-        """The parse of a terminal state: single root, deprojectivised, in sentence order."""
-        heads, labels = self._single_root(state, confidence)
-        if self._projective():
-            heads, labels = deprojectivize(heads, labels)
-        if self.right_to_left:
-            heads = reverse_heads(heads)
-            labels = ["", *labels[:0:-1]]
-            confidence = np.concatenate(([np.nan], confidence[:0:-1]))
-        confidence[0] = np.nan
-        return Parse(heads=heads, deprels=labels, arc_scores=confidence)
-
-    def _single_root(
-        self, state: State, confidence: NDArray[np.float64]
-    ) -> tuple[NDArray[np.intp], list[str]]:
-        """Heads and label strings with exactly one word under ROOT (module docstring)."""
-        heads = state.heads.copy()
-        names = list(self.labels_.index)
-        labels = [""] + [names[i] if i >= 0 else "" for i in state.labels[1:]]
-        attached = [d for d in range(1, len(heads)) if heads[d] == 0]
-        candidates = attached + [d for d in range(1, len(heads)) if heads[d] == NONE]
-        main = max(attached, key=lambda d: (confidence[d], -d)) if attached else min(candidates)
-        if heads[main] != 0:
-            confidence[main] = 0.0
-        heads[main], labels[main] = 0, self.root_label_
-        for d in candidates:
-            if d != main:
-                heads[d], labels[d], confidence[d] = main, self.fallback_label_, 0.0
-        return heads, labels
-
 
 # The members fix ``system`` by binding it in ``__init__``: ``inspect.signature`` (hence
 # ``get_params``/``clone``) sees TransitionParser's hyperparameters without ``system``.

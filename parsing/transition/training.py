@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -20,10 +20,27 @@ from parsing.learn import AveragedPerceptron
 from parsing.transition.arc_swap import SwapGold, static_oracle
 from parsing.transition.state import NONE, Action, State, TransitionSystem
 from parsing.transition.templates import config_atoms, features, hash_atoms
-from parsing.types import Sentence
+from parsing.types import Parse, Sentence
 
-if TYPE_CHECKING:
-    from parsing.transition.parser import TransitionParser
+
+class TransitionParser(Protocol):
+    """What training needs of a parser (:class:`parsing.transition.parser.TransitionParser`
+    has it); a protocol, so this module does not import the parser that imports it."""
+
+    epochs: int
+    exploration: float
+    n_bits: int
+    weights_: NDArray[np.float32]
+    rows_: NDArray[np.int32]
+    class_actions_: NDArray[np.intp]
+
+    def class_of(self, action: Action, label: int) -> int: ...
+
+    def valid_classes(self, system: TransitionSystem, state: State) -> NDArray[np.bool_]: ...
+
+    def apply_class(self, system: TransitionSystem, state: State, cls: int) -> None: ...
+
+    def predict(self, sentences: Sequence[Sentence]) -> list[Parse]: ...
 
 PATIENCE = 3
 """Epochs without a better dev score before training stops."""
@@ -229,11 +246,11 @@ def _train_sentence(
         rows = parser.rows_[features(state, sentence.atoms, parser.n_bits)]
         rows = rows[rows > 0]
         scores = weights[rows].sum(axis=0)
-        predicted = int(np.argmax(np.where(parser._valid_classes(system, state), scores, -np.inf)))
+        predicted = int(np.argmax(np.where(parser.valid_classes(system, state), scores, -np.inf)))
         gold = []
         for action in gold_actions(system, state, sentence.heads, swap_gold):
             dep = system.dependent(state, action)
-            gold.append(parser._class_of(action, int(sentence.labels[dep]) if dep >= 0 else 0))
+            gold.append(parser.class_of(action, int(sentence.labels[dep]) if dep >= 0 else 0))
         best_gold = max(gold, key=lambda c: scores[c])
         if predicted not in gold:
             index = (
@@ -243,7 +260,7 @@ def _train_sentence(
             model.update(index, np.repeat([1.0, -1.0], len(rows)))
         model.tick()
         follow = predicted if explore and rng.random() < explore else best_gold
-        parser._apply_class(system, state, follow)
+        parser.apply_class(system, state, follow)
 
 
 def labelled_accuracy(parser: TransitionParser, dev: Sequence[Sentence]) -> float:

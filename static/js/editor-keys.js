@@ -3,7 +3,7 @@
  *
  * j/k or →/← (mirrored for right-to-left scripts) move between words, n jumps to the next
  * disputed arc, 1–9 pick a proposed head, 0 attaches to ROOT, h/l focus the head/label
- * inputs, a accepts a word, A accepts all agreed arcs, u/U (Ctrl+Z/Ctrl+Y) undo/redo,
+ * inputs, t the word's UPOS field (Tab on to XPOS, lemma, FEATS; word-fields.js), a accepts a word, A accepts all agreed arcs, u/U (Ctrl+Z/Ctrl+Y) undo/redo,
  * s (Ctrl+S) saves, r saves as reviewed, ] opens the next sentence, m switches the members view,
  * +/- zoom the tree and f fits it to the box's width.
  */
@@ -39,6 +39,7 @@ function plainKeys(editor) {
     0: () => { const word = editor.S.pending ?? editor.S.selected; editor.S.pending = null; editor.setHead(word, 0); },
     h: () => focusInput(editor, "#head-input"),
     l: () => focusInput(editor, "#label-input"),
+    t: () => { editor.renderFields(); focusInput(editor, "#upos-input"); },
     m: () => editor.setView(editor.S.view === "overlay" ? "multiples" : "overlay"),
     "+": () => editor.zoom(1),
     "=": () => editor.zoom(1),

@@ -21,7 +21,7 @@ export function h(tag, attributes = {}, ...children) {
 
 function wordsOf(S, heads, deprels, scores = null) {
   return S.words.map((w, i) => ({
-    id: w.id, form: w.form, upos: w.upos, head: heads[i], deprel: deprels[i], score: scores ? scores[i] : null,
+    id: w.id, form: w.form, upos: S.columns.upos[i], head: heads[i], deprel: deprels[i], score: scores ? scores[i] : null,
   }));
 }
 
@@ -48,9 +48,10 @@ export function renderTree(S, container, onToken, onRoot) {
   const extraArcs = S.view === "overlay" ? overlayArcs(S) : [];
   return drawTree(container, wordsOf(S, S.heads, S.deprels), S.direction, {
     zoom: S.zoom,
-    arcClass: (w) => `agree-${agreement(S.members, w.id, w.head)}${S.errorWords.has(w.id) ? " invalid" : ""}`,
-    arcTitle: (w) => arcTitle(S, w),
-    tokenClass: (w) => [S.reviewed.has(w.id) ? "reviewed" : "", S.errorWords.has(w.id) ? "invalid" : ""].join(" "),
+    arcClass: (w) => `agree-${agreement(S.members, w.id, w.head)}${S.errorWords.has(w.id) ? " invalid" : ""}${S.reparsed.has(w.id) ? " reparsed" : ""}`,
+    arcTitle: (w) => arcTitle(S, w) + (S.reparsed.has(w.id) ? " · changed by the re-parse" : ""),
+    tokenClass: (w) => [S.reviewed.has(w.id) ? "reviewed" : "", S.errorWords.has(w.id) ? "invalid" : "",
+      S.reparsed.has(w.id) ? "reparsed" : ""].join(" "),
     onToken,
     onRoot,
     extraArcs,
@@ -153,7 +154,7 @@ export function renderTable(S, table, onSelect) {
     return h("tr", {
       class: membersAgree(S.members, w.id) ? "" : "disputed",
       "data-word": w.id, onclick: () => onSelect(w.id),
-    }, h("td", {}, w.id), h("td", { dir: "auto" }, w.form), h("td", {}, w.upos), S.members.map(cell),
+    }, h("td", {}, w.id), h("td", { dir: "auto" }, w.form), h("td", { class: "upos" }, S.columns.upos[i]), S.members.map(cell),
     S.ensemble ? cell(S.ensemble) : h("td", {}, "—"), h("td", { class: "num" }, vote === null || vote === undefined ? "—" : vote.toFixed(2)),
     h("td", { class: "current" }, `${cur[0] ?? "—"} ${cur[1] ?? ""}`), h("td", { class: "reviewed" }, S.reviewed.has(w.id) ? "✓" : ""));
   });
@@ -176,6 +177,8 @@ export function updateTable(S, table, changed) {
     const current = `${S.heads[i] ?? "—"} ${S.deprels[i] ?? ""}`;
     const cell = row.querySelector("td.current");
     if (cell.textContent !== current) cell.textContent = current;
+    const upos = row.querySelector("td.upos");
+    if (upos.textContent !== S.columns.upos[i]) upos.textContent = S.columns.upos[i];
     const tick = S.reviewed.has(i + 1) ? "✓" : "";
     const reviewed = row.querySelector("td.reviewed");
     if (reviewed.textContent !== tick) reviewed.textContent = tick;
@@ -188,7 +191,7 @@ export function renderPanel(S, panel, actions) {
   const candidates = headCandidates(S.members, S.ensemble, word);
   const labels = labelCandidates(S.members, word, S.heads[word - 1], S.labels);
   panel.replaceChildren(
-    h("h2", {}, `Word ${word}: `, h("span", { dir: "auto" }, w.form), h("span", { class: "meta" }, ` ${w.upos}`)),
+    h("h2", {}, `Word ${word}: `, h("span", { dir: "auto" }, w.form), h("span", { class: "meta" }, ` ${S.columns.upos[word - 1]}`)),
     h("p", { class: "current-arc" }, `Head ${headName(S, S.heads[word - 1])} · label ${S.deprels[word - 1] ?? "—"}`,
       S.reviewed.has(word) ? h("span", { class: "tag ok" }, "reviewed") : null),
     h("ol", { class: "candidates", "aria-label": "Heads proposed by the members (press 1–9)" }, candidates.slice(0, 9).map((c, i) =>
@@ -242,8 +245,12 @@ export function renderHistory(list, entries, onRevert) {
   list.replaceChildren(...entries.map((e) => h("li", {},
     h("strong", {}, `${e.source} v${e.version}`), ` by ${e.author ?? e.user}, ${new Date(e.created_at).toLocaleString()}`,
     e.based_on ? h("span", { class: "meta" }, ` (from ${e.based_on})`) : null,
-    e.changes?.length ? h("ul", {}, e.changes.map((c) => h("li", {},
-      `word ${c.word} ${c.form}: ${c.from[0]} ${c.from[1]} → ${c.to[0]} ${c.to[1]}`))) : null,
+    e.human_words ? h("span", { class: "meta provenance" }, e.human_words.length === e.heads.length ? " · every arc human"
+      : ` · partial: ${e.human_words.length} of ${e.heads.length} arcs human (${e.human_words.join(", ") || "none"}), the rest parser`) : null,
+    e.changes?.length || e.column_changes?.length ? h("ul", {}, (e.changes ?? []).map((c) => h("li", {},
+      `word ${c.word} ${c.form}: ${c.from[0]} ${c.from[1]} → ${c.to[0]} ${c.to[1]}`)),
+    (e.column_changes ?? []).map((c) => h("li", { class: "column-change" },
+      `word ${c.word} ${c.form}: ${c.column.toUpperCase()} ${c.from} → ${c.to}`))) : null,
     h("button", { type: "button", class: "link-button", onclick: () => onRevert(e) }, "Revert to this"))));
 }
 

@@ -2,25 +2,27 @@
  * The sentence editor: state and actions (rendering is in editor-view.js, keys in editor-keys.js).
  *
  * startEditor(root, data, urls): data is the JSON of GET /api/sentences/<id> (handed over with
- * |tojson); urls: {save, history, revert, notes, next, editor} (editor: sentence 0 with the queue
- * arguments, filters and queue page, to keep for the next sentence). Saving posts the tree with the
- * version it started from; a 409 shows the conflict (theirs vs yours), never overwrites.
+ * |tojson); urls: {save, history, revert, notes, next, editor, values, reparse} (editor: sentence 0
+ * with the queue arguments, filters and queue page, to keep for the next sentence; reparse: null
+ * when the treebank has no trained models). Saving posts the tree and the word columns
+ * (word-fields.js) with the version it started from; a 409 shows the conflict (theirs vs yours),
+ * never overwrites; the UD validator's warnings come back with the save. Each head/label change
+ * and accept re-parses around the human arcs when the toggle is on (reparse.js).
  */
 
 import { api } from "./api.js";
 import { bindKeys } from "./editor-keys.js";
-import { agreement, History, membersAgree, sameTree, suggestLabel, validate } from "./tree-model.js";
+import { humanWords, rememberReparse, reparseEnabled, reparseStep, warmReparse } from "./reparse.js";
+import {
+  agreement, cloneColumns, columnWords, History, membersAgree, sameTree, suggestLabel, validate,
+} from "./tree-model.js";
 import {
   markSelection, renderConflict, renderHistory, renderMembers, renderNotes, renderPanel, renderStatus, renderTable,
   renderTree, renderZoom, updateMembers, updateTable,
 } from "./editor-view.js";
+import { bindWordFields, renderWarnings, renderWordFields } from "./word-fields.js";
+import { nextZoom, storedZoom } from "./zoom.js";
 
-const ZOOMS = [0.25, 0.35, 0.5, 0.65, 0.8, 1, 1.25, 1.5];
-
-function storedZoom() {
-  const stored = localStorage.getItem("arcvote.zoom");
-  return stored === "fit" ? "fit" : Number(stored) > 0 ? Number(stored) : 1;
-}
 
 class Editor {
   constructor(root, data, urls) {
@@ -34,20 +36,30 @@ class Editor {
       reviewed: new Set(data.state.reviewed_words), selected: 1, pending: null, dirty: false,
       view: localStorage.getItem("arcvote.view") ?? "multiples", overlay: new Set(data.members.map((m) => m.name)),
       errors: [], errorWords: new Set(), message: null, conflict: null, zoom: storedZoom(), scale: 1,
+      human: humanWords(data), reparsed: new Set(), reparseOn: Boolean(urls.reparse) && reparseEnabled(),
+      columns: cloneColumns(data.current.columns), warnings: data.warnings ?? [], known: null,
     };
+    this.step = 0;
     this.S.saved = this.snapshot();
   }
 
   $(selector) { return this.root.querySelector(selector); }
   say(text, kind = "info") { this.S.message = { text, kind }; }
-  snapshot() { const S = this.S; return { heads: [...S.heads], deprels: [...S.deprels], reviewed: new Set(S.reviewed) }; }
-  /** Undo/redo: the tree of the snapshot; its old messages no longer apply. */
+  snapshot() {
+    const S = this.S;
+    return { heads: [...S.heads], deprels: [...S.deprels], reviewed: new Set(S.reviewed), human: new Set(S.human),
+      members: S.members, ensemble: S.ensemble, columns: cloneColumns(S.columns) };
+  }
+  /** Undo/redo: the tree of the snapshot (with the members' trees a re-parse replaced); its old messages no longer apply. */
   restore(snap) {
+    const membersChanged = snap.members !== this.S.members;
+    this.step += 1; // a re-parse still under way belongs to the step undone
     Object.assign(this.S, snap);
     this.S.message = null;
+    this.S.reparsed = new Set();
     this.markSaved();
     this.revalidate();
-    this.renderChange();
+    if (membersChanged) this.render(); else this.renderChange();
   }
   /** Unsaved changes = the tree (or the reviewed words) differs from the last saved one. */
   markSaved(saved = null) {
@@ -59,7 +71,9 @@ class Editor {
 
   change(mutate) {
     this.history.push(this.snapshot());
+    this.step += 1;
     this.S.message = null;
+    this.S.reparsed = new Set();
     mutate();
     this.markSaved();
     this.revalidate();
@@ -74,6 +88,7 @@ class Editor {
   attach(word, head, label = null) {
     const S = this.S;
     S.heads[word - 1] = head;
+    S.human.add(word);
     if (head === 0) S.deprels[word - 1] = "root";
     else if (label && label !== "root") S.deprels[word - 1] = label;
     else if (S.deprels[word - 1] === "root" || !S.deprels[word - 1]) S.deprels[word - 1] = suggestLabel(S.members, word, head);
@@ -84,6 +99,13 @@ class Editor {
       this.say(`word ${word} cannot attach to ${head}`, "error"); this.refresh(); return;
     }
     this.change(() => this.attach(word, head, label));
+    this.reparse();
+  }
+
+  /** Set one word column (upos, xpos, lemma, feats) of ``word``: one undo step, nothing if unchanged. */
+  setColumn(word, column, value) {
+    if (this.S.columns[column][word - 1] === value) return;
+    this.change(() => { this.S.columns[column][word - 1] = value; });
   }
 
   submitForm() {
@@ -123,7 +145,11 @@ class Editor {
     this.setHead(dep, 0);
   }
 
-  accept(word) { this.change(() => this.S.reviewed.add(word)); this.select(word < this.S.words.length ? word + 1 : word); }
+  accept(word) {
+    this.change(() => { this.S.reviewed.add(word); this.S.human.add(word); });
+    this.select(word < this.S.words.length ? word + 1 : word);
+    this.reparse();
+  }
 
   acceptAgreed() {
     const S = this.S;
@@ -131,10 +157,29 @@ class Editor {
     this.change(() => {
       for (const id of agreed) {
         S.heads[id - 1] = S.members[0].heads[id - 1]; S.deprels[id - 1] = S.members[0].deprels[id - 1]; S.reviewed.add(id);
+        S.human.add(id);
       }
     });
     this.say(`Accepted ${agreed.length} arc(s) all members agree on.`);
     this.refresh();
+    this.reparse();
+  }
+
+  /** Re-parse around every human arc when the toggle is on (reparse.js: reparseStep). */
+  reparse() { return reparseStep(this); }
+
+  setReparse(on) {
+    this.S.reparseOn = on;
+    rememberReparse(on);
+    if (!on && this.S.reparsed.size) { this.S.reparsed = new Set(); this.drawTree(); }
+  }
+
+  /** The toggle is shown only when the treebank has trained models. */
+  showReparseToggle() {
+    const toggle = this.$("#reparse-toggle");
+    if (!toggle) return;
+    toggle.closest("label").hidden = !this.urls.reparse;
+    toggle.checked = this.S.reparseOn;
   }
 
   nextDisputed() {
@@ -158,14 +203,18 @@ class Editor {
     this.setErrors(validate(S.heads, S.deprels, S.labels));
     if (S.errors.length) { this.say("Not saved: fix the problems listed above.", "error"); this.renderChange(); return; }
     const reviewed = status === "reviewed" ? S.words.map((w) => w.id) : [...S.reviewed];
-    const body = { heads: S.heads, deprels: S.deprels, expected_version: S.version, based_on_id: S.basedOn,
-      reviewed_words: reviewed, status: status ?? (S.reviewed.size === S.words.length ? "reviewed" : "in_progress") };
+    const body = { heads: S.heads, deprels: S.deprels, columns: S.columns, expected_version: S.version, based_on_id: S.basedOn,
+      reviewed_words: reviewed, status: status ?? (S.reviewed.size === S.words.length ? "reviewed" : "in_progress"),
+      human_words: [...S.human] };
     const { status: code, body: reply } = await api(this.urls.save, { method: "POST", body });
-    if (code === 201) {
+    if (code === 201 || code === 200) {  // 200: someone saved exactly this tree first
       Object.assign(S, { version: reply.tree.version, basedOn: reply.tree.id, status: reply.state.status,
-        reviewed: new Set(reply.state.reviewed_words) });
-      this.markSaved({ heads: [...reply.tree.heads], deprels: [...reply.tree.deprels], reviewed: new Set(S.reviewed) });
-      this.say(`Saved version ${S.version}${S.status === "reviewed" ? " as reviewed (every word)" : ""}.`, "success");
+        reviewed: new Set(reply.state.reviewed_words), columns: cloneColumns(reply.tree.columns), warnings: reply.warnings });
+      this.markSaved({ heads: [...reply.tree.heads], deprels: [...reply.tree.deprels], reviewed: new Set(S.reviewed),
+        columns: cloneColumns(S.columns) });
+      const how = S.status === "reviewed" ? " as reviewed (every word)" : "";
+      this.say(reply.unchanged ? `${reply.tree.user} already saved this tree as version ${S.version}; marked${how}.`
+        : `Saved version ${S.version}${how}.`, "success");
     } else if (code === 409) {
       S.conflict = reply;
       this.say("Not saved: someone else saved this sentence first (see below).", "error");
@@ -177,9 +226,12 @@ class Editor {
 
   useTheirs() {
     const theirs = this.S.conflict.theirs;
-    this.change(() => { this.S.heads = [...theirs.heads]; this.S.deprels = [...theirs.deprels]; });
+    this.change(() => {
+      this.S.heads = [...theirs.heads]; this.S.deprels = [...theirs.deprels]; this.S.columns = cloneColumns(theirs.columns);
+    });
     Object.assign(this.S, { version: theirs.version, basedOn: theirs.id, conflict: null });
-    this.markSaved({ heads: [...theirs.heads], deprels: [...theirs.deprels], reviewed: new Set(this.S.reviewed) });
+    this.markSaved({ heads: [...theirs.heads], deprels: [...theirs.deprels], reviewed: new Set(this.S.reviewed),
+      columns: cloneColumns(theirs.columns) });
     this.say(`Loaded version ${theirs.version} by ${theirs.user}.`);
     this.revalidate();
     this.render();
@@ -217,7 +269,7 @@ class Editor {
     const { status, body } = await api(this.urls.revert, { method: "POST", body: { version_id: entry.id, expected_version: S.version } });
     if (status !== 201) { this.say(body.error ?? "Revert failed", "error"); this.refresh(); return; }
     Object.assign(S, { heads: [...body.tree.heads], deprels: [...body.tree.deprels], version: body.tree.version,
-      basedOn: body.tree.id });
+      basedOn: body.tree.id, columns: cloneColumns(body.tree.columns) });
     this.markSaved(this.snapshot());
     this.say(`Reverted to ${entry.source} v${entry.version} (saved as version ${S.version}).`, "success");
     this.revalidate();
@@ -238,12 +290,7 @@ class Editor {
   /** Zoom the tree in (+1) or out (-1) a step, or to the box's width ("fit"). */
   zoom(step) {
     const S = this.S;
-    if (step === "fit") S.zoom = S.zoom === "fit" ? 1 : "fit";
-    else {
-      const now = S.scale;
-      S.zoom = step > 0 ? ZOOMS.find((z) => z > now + 1e-6) ?? ZOOMS.at(-1) : ZOOMS.findLast((z) => z < now - 1e-6) ?? ZOOMS[0];
-    }
-    localStorage.setItem("arcvote.zoom", String(S.zoom));
+    S.zoom = nextZoom(S.zoom, S.scale, step);
     this.drawTree();
     renderZoom(S, this.root);
     this.scrollToSelected();
@@ -263,6 +310,14 @@ class Editor {
   refresh() {
     renderPanel(this.S, this.$("#panel"), { setHead: (w, h) => this.setHead(w, h), submitForm: () => this.submitForm() });
     renderStatus(this.S, this.$("#status"));
+    this.fieldsFrame ??= requestAnimationFrame(() => this.renderFields());  // once a frame, after the key's work
+  }
+
+  /** The selected word's column fields, now (the t key needs them before it focuses one). */
+  renderFields() {
+    cancelAnimationFrame(this.fieldsFrame);
+    this.fieldsFrame = null;
+    renderWordFields(this.S, this.$("#word-fields"));
   }
 
   /** Another word selected (or picked): move the highlight, nothing is redrawn. */
@@ -275,8 +330,9 @@ class Editor {
   renderChange() {
     const S = this.S;
     const last = this.drawn ?? { heads: [], deprels: [], reviewed: new Set() };
+    const retagged = new Set(columnWords(S.columns, last.columns));
     const changed = S.words.map((w) => w.id).filter((id) => S.heads[id - 1] !== last.heads[id - 1]
-      || S.deprels[id - 1] !== last.deprels[id - 1] || S.reviewed.has(id) !== last.reviewed.has(id));
+      || S.deprels[id - 1] !== last.deprels[id - 1] || S.reviewed.has(id) !== last.reviewed.has(id) || retagged.has(id));
     this.drawn = this.snapshot();
     this.drawTree();
     updateMembers(S, this.$("#members"), changed);
@@ -294,6 +350,7 @@ class Editor {
     renderZoom(S, this.root);
     this.refresh();
     renderConflict(this.$("#conflict"), S.conflict, S, { useTheirs: () => this.useTheirs(), keepMine: () => this.keepMine() });
+    renderWarnings(S, this.$("#ud-warnings"), (word) => this.select(word));
     for (const input of this.root.querySelectorAll('input[name="view"]')) input.checked = input.value === S.view;
   }
 
@@ -308,6 +365,7 @@ class Editor {
     on("#zoom-in", () => this.zoom(1));
     on("#zoom-out", () => this.zoom(-1));
     on("#zoom-fit", () => this.zoom("fit"));
+    this.$("#reparse-toggle")?.addEventListener("change", (e) => this.setReparse(e.target.checked));
     for (const input of this.root.querySelectorAll('input[name="view"]')) input.addEventListener("change", () => this.setView(input.value));
     this.$("#history").addEventListener("toggle", (e) => { if (e.target.open) this.loadHistory(); });
     this.$("#note-form").addEventListener("submit", (e) => { e.preventDefault(); this.addNote(this.$("#note-body").value); });
@@ -324,7 +382,10 @@ class Editor {
 export function startEditor(root, data, urls) {
   const editor = new Editor(root, data, urls);
   editor.bindButtons();
+  editor.showReparseToggle();
+  warmReparse(urls.reparse);
   bindKeys(editor);
+  bindWordFields(editor, editor.$("#word-fields"), urls.values);
   renderNotes(editor.$("#notes-list"), data.notes);
   editor.render();
   editor.$("#tree").focus();

@@ -1,32 +1,83 @@
 /**
- * The pre-annotation form and its progress bar: POST the job, then poll GET /jobs/<id>
- * until it is done (reload the queue) or failed (show the error).
+ * The pre-annotation form and its job box: POST the job, then poll GET /jobs/<id> until it is
+ * done (reload the queue), failed or cancelled (show why, offer Retry). While it is queued or
+ * running, Cancel asks it to stop (POST /jobs/<id>/cancel); Retry queues a failed or cancelled
+ * job again (POST /jobs/<id>/retry). The job's log tail is under "Job log".
  */
 
 import { api } from "./api.js";
 
+const ACTIVE = ["queued", "running"];
+
 export function startJobs(form, box) {
   const bar = box.querySelector("#job-progress");
   const message = box.querySelector("#job-message");
+  const cancel = box.querySelector("#job-cancel");
+  const retry = box.querySelector("#job-retry");
+  const details = document.getElementById("job-details");
+  const log = document.getElementById("job-log");
+  const submit = form.querySelector('button[type="submit"]');
   const jobUrl = (id) => form.dataset.jobs.replace(/0$/, String(id));
+  let current = null;
+  let polling = null;
+
+  function describe(job) {
+    const percent = Math.round(job.progress * 100);
+    if (job.state === "failed") return `Failed: ${job.error ?? job.message}`;
+    if (job.state === "cancelled") return `Cancelled: ${job.message}`;
+    if (job.state === "done") return `Done: ${job.message}`;
+    if (job.cancel_requested) return `${percent}% · cancelling at the next step…`;
+    return `${percent}% · ${job.message}`;
+  }
 
   function show(job) {
-    bar.hidden = job.state === "failed";
+    current = job;
+    const active = ACTIVE.includes(job.state);
+    bar.hidden = !active && job.state !== "done";
     bar.value = job.progress;
     box.dataset.state = job.state;
-    const percent = Math.round(job.progress * 100);
-    message.textContent = job.state === "failed" ? `Failed: ${job.error}`
-      : job.state === "done" ? `Done: ${job.message}` : `${percent}% · ${job.message}`;
+    message.textContent = describe(job);
     message.className = job.state === "failed" ? "field-error" : "meta";
+    cancel.hidden = !active || job.cancel_requested;
+    retry.hidden = !["failed", "cancelled"].includes(job.state);
+    submit.disabled = active;
+    details.hidden = !job.log_tail;
+    log.textContent = job.log_tail ?? "";
+  }
+
+  function fail(text) {
+    message.textContent = text;
+    message.className = "field-error";
   }
 
   async function poll(id) {
+    clearTimeout(polling);
     const { ok, body } = await api(jobUrl(id));
-    if (!ok) { message.textContent = body.error ?? "lost the job"; return; }
+    if (!ok) { fail(body.error ?? "lost the job"); return; }
+    if (current && current.id !== id) return;  // a retry replaced this job
     show(body);
-    if (body.state === "queued" || body.state === "running") setTimeout(() => poll(id), 700);
+    if (ACTIVE.includes(body.state)) polling = setTimeout(() => poll(id), 700);
     else if (body.state === "done") setTimeout(() => window.location.reload(), 800);
   }
+
+  function follow(job) {
+    show(job);
+    poll(job.id);
+  }
+
+  // POST /jobs/<id>/<action> (cancel or retry) and follow the job it answers with.
+  function onClick(button, action) {
+    button.addEventListener("click", async () => {
+      button.disabled = true;
+      const { ok, body } = await api(`${jobUrl(current.id)}/${action}`, { method: "POST" });
+      button.disabled = false;
+      if (!ok) { fail(body.error); return; }
+      follow(body.job);
+    });
+  }
+
+  onClick(cancel, "cancel");
+  onClick(retry, "retry");
 
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
@@ -38,18 +89,17 @@ export function startJobs(form, box) {
       select: form.querySelector('select[name="self_training_select"]').value,
       sentences: form.querySelector('input[name="self_training_sentences"]').value,
     };
-    form.querySelector('button[type="submit"]').disabled = true;
+    submit.disabled = true;
     const warm = form.querySelector('input[name="warm"]').checked;
     const payload = { parsers: parsers.join(","), tags, ensemble, self_training: selfTraining, warm };
     const { ok, body } = await api(form.dataset.url, { method: "POST", body: payload });
-    if (!ok) { message.textContent = body.error; message.className = "field-error"; form.querySelector("button").disabled = false; return; }
-    show(body.job);
-    poll(body.job.id);
+    if (!ok) { fail(body.error); submit.disabled = false; return; }
+    follow(body.job);
   });
 
   const last = JSON.parse(box.dataset.job || "null");
   if (last) {
     show(last);
-    if (last.state === "queued" || last.state === "running") poll(last.id);
+    if (ACTIVE.includes(last.state)) poll(last.id);
   }
 }

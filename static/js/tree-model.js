@@ -2,7 +2,8 @@
  * Pure tree logic for the editor: validation (the same rules as app/services/validation.py),
  * projectivity, member agreement, ranked head/label candidates, and an undo/redo history.
  *
- * Trees are {heads, deprels} over words 1..n (heads[i-1] is the head of word i, 0 = ROOT).
+ * Trees are {heads, deprels} over words 1..n (heads[i-1] is the head of word i, 0 = ROOT); word
+ * columns are {upos, xpos, lemma, feats}, one string per word (edited in word-fields.js).
  */
 
 export function findCycle(heads) {
@@ -121,10 +122,39 @@ export function suggestLabel(members, word, head) {
   return top(withHead) ?? top(any) ?? "dep";
 }
 
-/** Whether two trees ({heads, deprels, reviewed: Set}) are the same. */
+/** Whether two trees ({heads, deprels, reviewed: Set, columns?}) are the same. */
 export function sameTree(a, b) {
   return a.heads.length === b.heads.length && a.heads.every((h, i) => h === b.heads[i] && a.deprels[i] === b.deprels[i])
-    && a.reviewed.size === b.reviewed.size && [...a.reviewed].every((w) => b.reviewed.has(w));
+    && a.reviewed.size === b.reviewed.size && [...a.reviewed].every((w) => b.reviewed.has(w))
+    && sameColumns(a.columns, b.columns);
+}
+
+/** The word columns an annotator edits besides the tree. */
+export const COLUMNS = ["upos", "xpos", "lemma", "feats"];
+
+/** A copy of {column: [values]} (snapshots for undo must not share arrays). */
+export function cloneColumns(columns) {
+  return Object.fromEntries(COLUMNS.map((c) => [c, [...columns[c]]]));
+}
+
+/** Whether two {column: [values]} are equal (both missing counts as equal). */
+export function sameColumns(a, b) {
+  if (!a || !b) return a === b;
+  return COLUMNS.every((c) => a[c].length === b[c].length && a[c].every((v, i) => v === b[c][i]));
+}
+
+/** Words (1-based) whose column values differ between two {column: [values]}. */
+export function columnWords(a, b) {
+  if (!a || !b) return [];
+  return a.upos.map((_, i) => i + 1).filter((w) => COLUMNS.some((c) => a[c][w - 1] !== b[c][w - 1]));
+}
+
+/** FEATS with the pair "Name=Value" set (replacing that name), sorted by name as UD wants. */
+export function mergeFeature(feats, pair) {
+  const name = pair.split("=")[0];
+  const kept = feats === "_" || !feats ? [] : feats.split("|").filter((f) => f.split("=")[0] !== name);
+  const key = (f) => f.toLowerCase();
+  return [...kept, pair].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0)).join("|");
 }
 
 /** Undo/redo over snapshots of {heads, deprels, reviewed}. */

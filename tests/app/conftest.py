@@ -59,11 +59,12 @@ def app(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator
 
 @pytest.fixture(autouse=True)
 def _empty_tables(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Delete every row after each test that used the app."""
+    """Delete every row (and forget failed sign-ins) after each test that used the app."""
     yield
     if "app" not in request.fixturenames:
         return
     app: Flask = request.getfixturevalue("app")
+    app.extensions["login_throttle"].reset()
     with app.app_context():
         db.session.remove()
         with db.engine.begin() as connection:
@@ -145,5 +146,5 @@ def fast(app: Flask, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     monkeypatch.setitem(app.config, "MEMBER_PARAMS", FAST_MEMBER_PARAMS)
     monkeypatch.setitem(app.config, "ENSEMBLE_PARAMS", FAST_ENSEMBLE_PARAMS)
     monkeypatch.setitem(app.config, "MODELS_DIR", str(tmp_path / "models"))
-    monkeypatch.setitem(app.config, "JOB_RUNNER", "inline")
+    monkeypatch.setitem(app.config, "JOB_QUEUE", "inline")
     return tmp_path / "models"

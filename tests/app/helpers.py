@@ -8,8 +8,10 @@ from flask import Flask
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.job_models import Job
 from app.jobs import create_job, run_job
-from app.models import Job, TrainingRound, Treebank, User
+from app.models import Treebank, User
+from app.parser_models import TrainingRound
 from app.services.demo import demo_file
 from app.services.imports import import_conllu
 from parsing.conllu_io import decode_utf8, format_conllu, parse_conllu

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import html
 import io
 import json
+import re
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from flask import Flask
@@ -86,11 +89,19 @@ def test_sentence_list_is_paginated(app: Flask, logged_in: FlaskClient) -> None:
     assert "b-1" in second and "a-1" not in second
 
 
+def tree_words(page: str) -> list[dict[str, Any]]:
+    """The words the sentence page hands to static/js/tree.js (``data-words`` of #tree)."""
+    found = re.search(r'<div id="tree"[^>]* data-words="([^"]*)"', page)
+    assert found
+    words: list[dict[str, Any]] = json.loads(html.unescape(found.group(1)))
+    return words
+
+
 def test_sentence_page_hands_the_tree_to_the_script(app: Flask, logged_in: FlaskClient) -> None:
     _upload(logged_in, TEXT)
     page = logged_in.get(f"/sentences/{_sentence_id(app, 'a-1')}").get_data(as_text=True)
-    assert "static/js/tree.js" in page and 'id="tree"' in page
-    words = json.loads(page.split('drawTree(document.getElementById("tree"), ')[1].split(", \"ltr\")")[0])
+    assert "static/js/page-sentence.js" in page and 'data-direction="ltr"' in page
+    words = tree_words(page)
     assert [(w["form"], w["head"], w["deprel"]) for w in words] == [
         ("Dogs", 2, "nsubj"), ("bark", 0, "root")]
     assert "<td>nsubj</td>" in page  # the token table
@@ -109,7 +120,7 @@ def test_tokens_are_escaped(app: Flask, logged_in: FlaskClient) -> None:
 def test_rtl_sentences_are_drawn_right_to_left(app: Flask, logged_in: FlaskClient) -> None:
     _upload(logged_in, _sentence("he-1", [("שלום", "_", "INTJ", 0, "root")]), name="Hebrew")
     page = logged_in.get(f"/sentences/{_sentence_id(app, 'he-1')}").get_data(as_text=True)
-    assert ', "rtl");' in page and 'dir="rtl"' in page
+    assert 'data-direction="rtl"' in page and 'dir="rtl"' in page
 
 
 def test_sentence_navigation_and_404(app: Flask, logged_in: FlaskClient) -> None:
@@ -127,8 +138,10 @@ def test_browser_export_downloads_the_file(app: Flask, logged_in: FlaskClient) -
     assert response.status_code == 200
     assert response.data == TEXT.encode()
     assert "attachment" in response.headers["Content-Disposition"]
+    none_yet = logged_in.get(f"/treebanks/{_treebank_id(app)}/export?source=graph1&split=dev")
+    assert none_yet.status_code == 200 and none_yet.data == b""
     unknown = logged_in.get(f"/treebanks/{_treebank_id(app)}/export?source=mst&split=dev")
-    assert unknown.data == b""
+    assert unknown.status_code == 400
 
 
 def test_import_records_the_user(
@@ -155,6 +168,6 @@ def test_sentence_page_shows_the_chosen_source(app: Flask, logged_in: FlaskClien
         db.session.commit()
     page = logged_in.get(f"/sentences/{sentence_id}?source=mst").get_data(as_text=True)
     assert 'aria-current="page">mst</a>' in page and "<td>obj</td>" in page
-    assert '"score": 0.8' in page
+    assert [word["score"] for word in tree_words(page)] == [0.3, 0.8]
     gold = logged_in.get(f"/sentences/{sentence_id}").get_data(as_text=True)
     assert 'aria-current="page">gold</a>' in gold and "<td>obj</td>" not in gold

@@ -45,11 +45,11 @@ def back_link(body: str) -> str:
 
 
 def editor_urls(body: str) -> dict[str, Any]:
-    """The ``urls`` object the editor page hands to static/js/editor.js."""
-    found = re.search(r"const urls = (\{.*?\});", body, re.S)
+    """The ``urls`` object the editor page hands to static/js/editor.js (``data-urls`` of #editor)."""
+    found = re.search(r'<div id="editor"[^>]* data-urls="([^"]*)"', body)
     assert found
-    pairs = re.findall(r"(\w+): (\"[^\"]*\"),", found.group(1))
-    return {key: json.loads(value) for key, value in pairs}
+    urls: dict[str, Any] = json.loads(html.unescape(found.group(1)))
+    return urls
 
 
 def open_editor(client: FlaskClient, sentence_id: int, query: str, referrer: str | None = None) -> str:

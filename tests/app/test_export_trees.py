@@ -10,8 +10,10 @@ from flask.testing import FlaskClient, FlaskCliRunner
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.job_models import Job
 from app.jobs import create_job, run_job
-from app.models import Document, Job, Sentence, SentenceState, TrainingRound, Treebank, TreeVersion, User
+from app.models import Document, Sentence, SentenceState, Treebank, TreeVersion, User
+from app.parser_models import TrainingRound
 from app.services import DbSession
 from app.services.demo import setup_demo
 from app.services.exports import export_treebank

@@ -38,7 +38,7 @@ def test_server_error_rolls_back_and_shows_a_page(
     app: Flask, make_user: Callable[..., int]
 ) -> None:
     make_user("ana")
-    failing = create_app({**app.config, "TESTING": False})
+    failing = create_app({**app.config, "TESTING": False, "SECRET_KEY": "a-long-random-key-for-this-test"})
     flushed: list[bool] = []
 
     @failing.route("/boom")

@@ -65,15 +65,15 @@ def test_second_import_adds_a_document_to_the_same_treebank(session: Session, us
 def test_export_other_sources_replaces_head_and_deprel(session: Session, user: User) -> None:
     treebank = _import(session, user, SMALL)
     first, second = session.scalars(select(Sentence.id).order_by(Sentence.position)).all()
-    add_version(session, sentence_id=first, source="mst", heads=[2, 0], deprels=["dep", "root"],
+    add_version(session, sentence_id=first, source="graph2", heads=[2, 0], deprels=["dep", "root"],
                 user=user, scores=[0.5, 0.9])
     add_version(session, sentence_id=first, source="latest", heads=[0, 1], deprels=["root", "obj"],
                 user=user)
     session.commit()
-    parser = export_conllu(session, treebank, source="mst")
+    parser = export_conllu(session, treebank, source="graph2")
     assert "1\tHi\thi\tINTJ\t_\t_\t2\tdep\t0:root\tSpaceAfter=No\n" in parser
-    assert "\tYes\t" not in parser  # no mst tree: left out, never written with _ heads
-    assert export_treebank(session, treebank, source="mst").omitted == 1
+    assert "\tYes\t" not in parser  # no graph2 tree: left out, never written with _ heads
+    assert export_treebank(session, treebank, source="graph2").omitted == 1
     assert "1-2\tHithere" in parser and "2.1\tgo" in parser
     latest = export_conllu(session, treebank, source="latest")
     assert "2\tthere\tthere\tADV\t_\t_\t1\tobj\t" in latest

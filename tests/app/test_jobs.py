@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from app.jobs import create_job, run_job
-from app.models import Document, Job, Sentence, SentenceState, TrainingRound, TreeVersion, User
+from app.extensions import db
+from app.job_models import Job
+from app.jobs import TASKS, Progress, create_job, run_job
+from app.models import Document, Sentence, SentenceNote, SentenceState, TreeVersion, User
+from app.parser_models import TrainingRound
 from app.services.demo import setup_demo
 from parsing.ensemble.registry import DEFAULT_METHOD
 from parsing.pipeline import load_models
@@ -104,16 +108,44 @@ def test_failure_is_recorded_and_nothing_half_written(
     session.expire_all()
     failed = session.get(Job, job.id)
     assert failed is not None and failed.state == "failed"
-    assert failed.error == "RuntimeError: parser exploded" and failed.finished_at is not None
+    assert failed.error == ("the job stopped on an unexpected error (RuntimeError); the server log "
+                            f"has the details under job {job.id}")
+    assert failed.finished_at is not None and failed.result is None
     parsed = session.scalar(select(func.count()).select_from(TreeVersion).where(
         TreeVersion.kind.in_(("parser", "ensemble"))))
     assert parsed == 0
 
 
+def test_a_cancel_asked_after_the_last_progress_report_still_cancels(
+    app: Flask, session: Session, user: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def finishing(task_session: Session, job: Job, progress: Progress) -> dict[str, Any]:
+        progress("the last step", 0.9)
+        with db.engine.begin() as web:  # the web process asks to cancel after the last report
+            web.execute(update(Job).where(Job.id == job.id).values(cancel_requested_at=func.now()))
+        task_session.add(SentenceNote(sentence_id=sentence_id, body="kept only if done", user_id=user.id))
+        return {"would": "be kept"}
+
+    import_tiny(session, user)
+    sentence_id = _pool_ids(session)[0]
+    session.commit()
+    from app.jobs import tasks as _registered  # noqa: F401  (the real tasks, before adding one)
+
+    monkeypatch.setitem(TASKS, "finishing", finishing)
+    job = create_job(session, kind="finishing", user=user)
+    session.commit()
+    run_job(app, job.id)
+    session.expire_all()
+    stopped = session.get(Job, job.id)
+    assert stopped is not None and stopped.state == "cancelled", stopped.message if stopped else None
+    assert stopped.result is None and stopped.message == "stopped at: the end, before its results were kept"
+    assert session.scalars(select(SentenceNote)).all() == []  # the task's unreported work is not kept
+
+
 def test_browser_starts_a_job_and_polls_it(
     app: Flask, logged_in: FlaskClient, fast: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(app.config, "JOB_RUNNER", "thread")
+    monkeypatch.setitem(app.config, "JOB_QUEUE", "thread")
     with app.app_context():
         from app.extensions import db
 

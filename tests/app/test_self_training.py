@@ -11,7 +11,9 @@ from flask.testing import FlaskClient, FlaskCliRunner
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.models import Job, SentenceState, Token, TrainingRound, User
+from app.job_models import Job
+from app.models import SentenceState, Token, User
+from app.parser_models import TrainingRound
 from app.services.preannotate import pool_targets
 from app.services.self_training import SettingsError, automatic_training_trees, parse_settings
 from app.services.trees import latest_versions

@@ -9,7 +9,8 @@ from flask.testing import FlaskCliRunner
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.models import TrainingRound, User
+from app.models import User
+from app.parser_models import TrainingRound
 from app.services.rounds import round_rows, rounds_csv
 from parsing.pipeline import read_manifest
 from tests.app.helpers import import_without_dev

@@ -11,7 +11,8 @@ from flask.testing import FlaskClient, FlaskCliRunner
 from sqlalchemy import select
 
 from app.extensions import db
-from app.models import Sentence, TrainingRound, TreeVersion, User
+from app.models import Sentence, TreeVersion, User
+from app.parser_models import TrainingRound
 from app.services.trees import add_version
 from tests.app.test_workspace import seed
 

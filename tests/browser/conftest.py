@@ -4,7 +4,7 @@ Chromium comes from apt (``.ci/run`` installs it); ``playwright install`` cannot
 browsers here, so Playwright launches ``/usr/bin/chromium``. Without it the tests are
 skipped with the reason. The server is werkzeug's ``make_server`` in a thread on a free
 port, against the test database (``TEST_DATABASE_URL`` or a temporary SQLite file), with
-CSRF protection on, the thread job runner and cheap members.
+CSRF protection on, the thread job queue and cheap members.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def live_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Flask]:
     url = os.environ.get("TEST_DATABASE_URL")
     url = normalise_database_url(url) if url else f"sqlite:///{tmp_path_factory.mktemp('db') / 'live.sqlite'}"
     app = create_app({"TESTING": True, "SECRET_KEY": "browser", "SQLALCHEMY_DATABASE_URI": url,
-                      "JOB_RUNNER": "thread", "MEMBER_PARAMS": FAST_MEMBER_PARAMS,
+                      "JOB_QUEUE": "thread", "MEMBER_PARAMS": FAST_MEMBER_PARAMS,
                       "ENSEMBLE_PARAMS": FAST_ENSEMBLE_PARAMS,
                       "MODELS_DIR": str(tmp_path_factory.mktemp("models"))})
     with app.app_context():
@@ -91,22 +91,40 @@ def live_server(live_app: Flask) -> Iterator[str]:
     thread.join(timeout=5)
 
 
-@pytest.fixture
-def ui(chromium: Any, live_server: str) -> Iterator[Any]:
-    """A signed-in page at 1280×800 (named ui: pytest-playwright owns `page`); no JS errors allowed."""
-    context = chromium.new_context(viewport={"width": 1280, "height": 800}, base_url=live_server)
+def signed_in_page(chromium: Any, live_server: str, username: str, password: str, *,
+                   enforce_csp: bool = False) -> Iterator[Any]:
+    """Yield a page at 1280×800 signed in as ``username``; no JS errors allowed.
+
+    Playwright evaluates string predicates (wait_for_function) with eval, which the app's
+    Content-Security-Policy forbids: pages bypass it unless ``enforce_csp``
+    (tests/browser/test_csp.py checks the pages under the policy with enforced_ui).
+    """
+    context = chromium.new_context(viewport={"width": 1280, "height": 800}, base_url=live_server,
+                                   bypass_csp=not enforce_csp)
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.set_default_timeout(15000)
     page.goto("/auth/login")
-    page.fill("#username", "ana")
-    page.fill("#password", PASSWORD)
+    page.fill("#username", username)
+    page.fill("#password", password)
     page.click("button[type=submit]")
     page.wait_for_url(lambda url: "/auth/login" not in url)
     yield page
     context.close()
     assert not errors, f"JavaScript errors: {errors}"
+
+
+@pytest.fixture
+def ui(chromium: Any, live_server: str) -> Iterator[Any]:
+    """A page signed in as ``ana`` (named ui: pytest-playwright owns `page`); the CSP bypassed."""
+    yield from signed_in_page(chromium, live_server, "ana", PASSWORD)
+
+
+@pytest.fixture
+def enforced_ui(chromium: Any, live_server: str) -> Iterator[Any]:
+    """Like :func:`ui`, in a browser context that enforces the Content-Security-Policy."""
+    yield from signed_in_page(chromium, live_server, "ana", PASSWORD, enforce_csp=True)
 
 
 @pytest.fixture(scope="session")

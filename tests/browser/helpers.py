@@ -12,11 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from flask import Flask
 from sqlalchemy import select
 
+from app.extensions import db
 from app.models import Document, Sentence, SentenceState, Treebank, User
 from app.services import DbSession
 from app.services.demo import DEMO_NAME, demo_file, setup_demo
+from app.services.imports import import_conllu
 from app.services.trees import add_version
 from parsing.conllu_io import decode_utf8, parse_conllu
 
@@ -70,6 +73,36 @@ def store_pool_trees(session: DbSession, ana: User) -> PoolTrees:
         ensemble[sentence_id] = (heads, deprels)
     session.flush()
     return PoolTrees(treebank_id, [sentence_id for sentence_id, _ in rows], ensemble, bo)
+
+
+def import_one_sentence(session: DbSession, conllu: str, treebank_name: str) -> tuple[User, int]:
+    """Import ``conllu`` (one sentence) as the pool of a new treebank owned by ``ana``; returns
+    ``ana`` and the sentence's id (flushes, no commit)."""
+    ana = session.scalars(select(User).where(User.username == "ana")).one()
+    import_conllu(session, data=conllu.encode(), filename=f"{treebank_name}.conllu",
+                  treebank_name=treebank_name, split="pool", user=ana)
+    sentence_id = session.scalars(select(Sentence.id).join(Document).join(Treebank)
+                                  .where(Treebank.name == treebank_name)).one()
+    return ana, int(sentence_id)
+
+
+def committed_pool_trees(app: Flask) -> PoolTrees:
+    """:func:`store_pool_trees` for the live app's user ``ana``, committed."""
+    with app.app_context():
+        ana = db.session.scalars(select(User).where(User.username == "ana")).one()
+        stored = store_pool_trees(db.session, ana)
+        db.session.commit()
+        return stored
+
+
+KEY_TIME = """(key) => {
+  const tree = document.querySelector("#tree");
+  const start = performance.now();
+  tree.dispatchEvent(new KeyboardEvent("keydown", { key, bubbles: true, cancelable: true }));
+  void document.body.offsetHeight;  // the style and layout the key caused, too
+  return performance.now() - start;
+}"""
+"""Milliseconds one key takes in the editor (``page.evaluate(KEY_TIME, "j")``)."""
 
 
 def editor_state(page: Any) -> dict[str, Any]:

@@ -18,10 +18,11 @@ from flask import Flask
 from sqlalchemy import select
 
 from app.extensions import db
-from app.models import Document, Sentence, TrainingRound, Treebank, TreeVersion, User
+from app.models import Document, Sentence, Treebank, TreeVersion, User
+from app.parser_models import TrainingRound
 from app.services.imports import import_conllu
 from app.services.trees import add_version
-from tests.browser.helpers import editor_state, open_editor
+from tests.browser.helpers import KEY_TIME, editor_state, open_editor
 
 pytestmark = pytest.mark.browser
 Shot = Callable[[Any, str], Path]
@@ -199,15 +200,6 @@ def test_history_names_the_parsers_and_keep_mine_names_what_it_overwrote(
     assert "by bo" not in text.replace(f"annotation v{theirs_version} by bo", "")
     assert f"(from annotation v{theirs_version})" in text
     screenshot(page, "editor-faults-history")
-
-
-KEY_TIME = """(key) => {
-  const tree = document.querySelector("#tree");
-  const start = performance.now();
-  tree.dispatchEvent(new KeyboardEvent("keydown", { key, bubbles: true, cancelable: true }));
-  void document.body.offsetHeight;  // the style and layout the key caused, too
-  return performance.now() - start;
-}"""
 
 
 def test_keys_on_a_100_word_sentence_stay_under_16_ms(

@@ -19,6 +19,7 @@ from app.extensions import db
 from app.models import Document, Sentence, User
 from app.services.demo import demo_file
 from app.services.imports import import_conllu
+from app.services.preannotate import HELD_OUT_EVERY
 from app.services.trees import add_version
 from app.services.workspace import set_state
 from parsing.conllu_io import decode_utf8, format_conllu, parse_conllu
@@ -70,11 +71,14 @@ def import_rounds_demo(live_app: Flask, name: str) -> int:
 
 
 def correct_first_pool_sentence(live_app: Flask, treebank_id: int) -> None:
-    """Ana reviews a pool sentence (its ensemble tree, relabelled), so round 2 trains on a correction."""
+    """Ana reviews a pool sentence (its ensemble tree, relabelled), so round 2 trains on a correction
+    (one outside the held-out slice, whose ids are multiples of HELD_OUT_EVERY: on PostgreSQL the
+    ids depend on the tests before)."""
     with live_app.app_context():
         ana = db.session.scalars(select(User).where(User.username == "ana")).one()
         sentence = db.session.scalars(select(Sentence).join(Document).where(
-            Document.treebank_id == treebank_id, Document.split == "pool").order_by(Sentence.id)).first()
+            Document.treebank_id == treebank_id, Document.split == "pool",
+            Sentence.id % HELD_OUT_EVERY != 0).order_by(Sentence.id)).first()
         assert sentence is not None
         n = sentence.n_words
         add_version(db.session, sentence_id=sentence.id, source="annotation", heads=[*range(2, n + 1), 0],

@@ -19,8 +19,8 @@ from flask import Flask
 from sqlalchemy import select
 
 from app.extensions import db
-from app.models import SentenceNote, TreeVersion, User
-from tests.browser.helpers import editor_state, leaves, open_editor, queue_listed, store_pool_trees
+from app.models import SentenceNote, TreeVersion
+from tests.browser.helpers import committed_pool_trees, editor_state, leaves, open_editor, queue_listed
 
 pytestmark = pytest.mark.browser
 Shot = Callable[[Any, str], Path]
@@ -37,11 +37,8 @@ class Demo:
 
 @pytest.fixture(scope="module")
 def demo(live_app: Flask) -> Demo:
-    with live_app.app_context():
-        ana = db.session.scalars(select(User).where(User.username == "ana")).one()
-        stored = store_pool_trees(db.session, ana)
-        db.session.commit()
-        treebank_id, pool, ensemble = stored.treebank_id, stored.pool, stored.ensemble
+    stored = committed_pool_trees(live_app)
+    treebank_id, pool, ensemble = stored.treebank_id, stored.pool, stored.ensemble
     assert len(pool) == 10
     return Demo(treebank_id, pool, ensemble)
 

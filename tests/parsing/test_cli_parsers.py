@@ -12,8 +12,8 @@ import parsing.commands.parsers as parsers_command
 from parsing.cli import main
 from parsing.conllu_io import format_conllu, load_sentences, parse_conllu, read_conllu
 from parsing.ensemble.registry import DEFAULT_METHOD, METHODS, method_spec
-from parsing.metrics import evaluate
 from parsing.pipeline import load_models
+from parsing.scorer.metrics import evaluate
 
 QUICK = ["--set", "graph1.max_iter=2", "--set", "eager.epochs=2"]
 

@@ -16,8 +16,8 @@ import pytest
 from parsing.base import BaseParser
 from parsing.conllu_io import load_sentences
 from parsing.constraints import Constraints, force_scores, keep_previous_labels, repair_heads
-from parsing.decoders import chu_liu_edmonds, eisner
-from parsing.decoders_second_order import eisner_second_order, second_order_rearrange
+from parsing.decoders.first_order import chu_liu_edmonds, eisner
+from parsing.decoders.second_order import eisner_second_order, second_order_rearrange
 from parsing.members import build_member
 from parsing.pipeline import ModelBundle, load_models, train_models
 from parsing.trees import is_tree
@@ -126,6 +126,9 @@ def test_member_keeps_random_gold_constraints(name: str, wolof: Data) -> None:
         parses = parser.predict_constrained(dev, forced)
         for parse, constraint in zip(parses, forced, strict=True):
             assert_kept(parse.heads, parse.deprels, constraint)
+        given = parser.predict_constrained(dev, forced, free=parser.predict(dev))  # parsed once already
+        assert [p.heads.tolist() for p in given] == [p.heads.tolist() for p in parses]
+        assert [p.deprels for p in given] == [p.deprels for p in parses]
 
 
 @pytest.mark.parametrize("name", IMPLEMENTED)

@@ -1,4 +1,4 @@
-"""Tests for parsing.decoders and parsing.decoders_second_order.
+"""Tests for parsing.decoders.first_order and parsing.decoders.second_order.
 
 The decoders are cross-checked against brute-force enumeration of every tree (n <= 7) on
 random score matrices, comparing scores rather than heads (ties aside, the argmax is
@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-from parsing import decoders, decoders_second_order
-from parsing.decoders import (
+from parsing.decoders import first_order, second_order
+from parsing.decoders.first_order import (
     chu_liu_edmonds,
     eisner,
     find_cycle,
@@ -24,7 +24,7 @@ from parsing.decoders import (
     mst,
     tree_score,
 )
-from parsing.decoders_second_order import (
+from parsing.decoders.second_order import (
     eisner_second_order,
     score_second_order,
     second_order_rearrange,
@@ -355,7 +355,7 @@ def test_large_sentence_is_a_tree() -> None:
     assert tree_score(scores, mst(scores)) >= tree_score(scores, mst(scores, projective=True))
 
 
-@pytest.mark.parametrize("module", [decoders, decoders_second_order])
+@pytest.mark.parametrize("module", [first_order, second_order])
 def test_doctests(module: object) -> None:
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)  # type: ignore[arg-type]
     assert result.attempted > 0 and result.failed == 0

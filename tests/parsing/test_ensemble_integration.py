@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from parsing.decoders import is_tree
+from parsing.decoders.first_order import is_tree
 from parsing.types import Sentence
 
 UD = Path(__file__).resolve().parents[3] / "shared" / "ud"
@@ -38,7 +38,7 @@ def test_voting_over_three_real_members_end_to_end(telugu: tuple[list[Sentence],
     from parsing.ensemble.mbr import MinimumBayesRisk
     from parsing.ensemble.meta_classifier import MetaClassifier
     from parsing.ensemble.voting import ArcVoting
-    from parsing.metrics import evaluate
+    from parsing.scorer.metrics import evaluate
 
     train, dev = telugu
     voting = ArcVoting(members, weighting="accuracy").fit(train, dev)

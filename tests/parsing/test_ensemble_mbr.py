@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from parsing.decoders import is_tree
+from parsing.decoders.first_order import is_tree
 from parsing.ensemble.mbr import MinimumBayesRisk, expected_loss, mbr_parse, tree_distribution
 from parsing.types import Parse, Sentence
 from tests.parsing.fakes import RuleParser

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from parsing.decoders import is_tree
+from parsing.decoders.first_order import is_tree
 from parsing.ensemble.meta_classifier import MetaClassifier, word_features
 from parsing.ensemble.voting import ArcVoting
 from parsing.types import Sentence

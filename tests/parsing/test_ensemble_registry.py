@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import parsing.ensemble.registry as registry
-from parsing.decoders import is_tree
+from parsing.decoders.first_order import is_tree
 from parsing.ensemble.registry import (
     DEFAULT_METHOD,
     METHODS,

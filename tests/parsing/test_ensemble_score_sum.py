@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from parsing.decoders import is_tree, tree_score
+from parsing.decoders.first_order import is_tree, tree_score
 from parsing.ensemble.score_sum import ScoreSum, normalise_scores, sum_scores
 from parsing.types import Sentence
 from tests.parsing.fakes import FixedParser, RuleParser

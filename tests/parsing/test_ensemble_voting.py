@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
-from parsing.decoders import is_projective, is_tree
+from parsing.decoders.first_order import is_projective, is_tree
 from parsing.ensemble.base import member_accuracy, reparse, scheme_weights, vote_labels
 from parsing.ensemble.voting import ArcVoting, combine_votes, vote_matrix, vote_share
 from parsing.types import Parse, Sentence

@@ -15,8 +15,8 @@ import pytest
 
 from parsing.base import BaseParser
 from parsing.conllu_io import load_sentences
-from parsing.decoders import is_projective, is_tree
-from parsing.decoders_second_order import score_second_order
+from parsing.decoders.first_order import is_projective, is_tree
+from parsing.decoders.second_order import score_second_order
 from parsing.graph.first_order import FirstOrderParser
 from parsing.graph.second_order import SecondOrderParser, candidate_siblings, previous_siblings
 from parsing.graph.templates import (
@@ -29,7 +29,7 @@ from parsing.graph.templates import (
     sibling_features,
     single_arc_features,
 )
-from parsing.metrics import evaluate
+from parsing.scorer.metrics import evaluate
 from parsing.types import NO_HEAD, Parse, Sentence
 
 TREEBANK = "UD_Tamil-TTB"

@@ -10,7 +10,7 @@ import pytest
 
 from parsing.conllu_io import load_sentences
 from parsing.jackknife import fold_assignment, jackknife, jackknife_tags
-from parsing.tagger import Tagger
+from parsing.tagger.model import Tagger
 from parsing.types import ROOT, Sentence
 
 

@@ -1,4 +1,4 @@
-"""Tests of parsing.metrics: hand-made cases, breakdown sums, and the official scorer."""
+"""Tests of parsing.scorer.metrics: hand-made cases, breakdown sums, and the official scorer."""
 
 from __future__ import annotations
 
@@ -10,12 +10,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from parsing.breakdowns import (
-    ARC_LENGTH_BUCKETS,
-    SENTENCE_LENGTH_BUCKETS,
-    arc_length_bucket,
-    sentence_length_bucket,
-)
 from parsing.conllu_io import (
     ConlluSentence,
     format_conllu,
@@ -25,8 +19,14 @@ from parsing.conllu_io import (
     to_sentence,
     with_parse,
 )
-from parsing.metrics import CONTENT_DEPRELS, NON_CONTENT_DEPRELS, evaluate
-from parsing.metrics_json import evaluation_to_dict
+from parsing.scorer.breakdowns import (
+    ARC_LENGTH_BUCKETS,
+    SENTENCE_LENGTH_BUCKETS,
+    arc_length_bucket,
+    sentence_length_bucket,
+)
+from parsing.scorer.metrics import CONTENT_DEPRELS, NON_CONTENT_DEPRELS, evaluate
+from parsing.scorer.report import evaluation_to_dict
 from parsing.types import Parse, Sentence
 
 UD_ROOT = Path(__file__).resolve().parents[3] / "shared" / "ud"

@@ -12,13 +12,13 @@ import pytest
 from sklearn.base import clone
 
 from parsing.conllu_io import load_sentences
-from parsing.decoders import is_tree
-from parsing.metrics import evaluate
+from parsing.decoders.first_order import is_tree
 from parsing.neural import NeuralTransitionParser, system
 from parsing.neural import network as nw
 from parsing.neural.batch import Configurations
 from parsing.neural.features import children
 from parsing.neural.search import ActionSpace, Hypothesis, Scorer, beam_search, step_inputs, top_k
+from parsing.scorer.metrics import evaluate
 from parsing.types import Parse, Sentence
 
 UD_ROOT = Path(__file__).resolve().parents[3] / "shared" / "ud"

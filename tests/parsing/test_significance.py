@@ -1,4 +1,4 @@
-"""Tests of parsing.significance: null cases, clear differences, determinism, exact values."""
+"""Tests of parsing.scorer.significance: null cases, clear differences, determinism, exact values."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from parsing.significance import (
+from parsing.scorer.significance import (
     approximate_randomization,
     binomial_two_sided,
     compare,

@@ -1,4 +1,4 @@
-"""Tests of parsing.tagger: learning on a real treebank, storage, determinism, purity."""
+"""Tests of parsing.tagger.model: learning on a real treebank, storage, determinism, purity."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from parsing.conllu_io import load_sentences
-from parsing.tagger import Tagger
-from parsing.tagger_features import batch_keys, sentence_keys
-from parsing.tagger_io import FORMAT_VERSION
+from parsing.tagger.features import batch_keys, sentence_keys
+from parsing.tagger.model import Tagger
+from parsing.tagger.storage import FORMAT_VERSION
 from parsing.types import ROOT, Sentence
 
 TOY = [
@@ -166,7 +166,7 @@ def test_errors_are_explicit(tmp_path: Path) -> None:
 
 def test_feature_keys_are_stable_across_processes() -> None:
     """Keys must not depend on Python's per-process salted ``hash()``."""
-    code = "from parsing.tagger_features import sentence_keys; print(sentence_keys(['Dog', 'runs']).sum())"
+    code = "from parsing.tagger.features import sentence_keys; print(sentence_keys(['Dog', 'runs']).sum())"
     outputs = {
         subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                        env={"PYTHONHASHSEED": seed}).stdout

@@ -15,7 +15,7 @@ import pytest
 
 from parsing.conllu_io import load_sentences
 from parsing.transition import MEMBERS, TransitionParser, make_member
-from parsing.transition import parser as parser_module
+from parsing.transition import decoding as decoding_module
 from parsing.trees import is_projective
 from parsing.types import Parse, Sentence
 
@@ -83,7 +83,7 @@ def test_batch_composition_does_not_matter(
     assert_same_parses(shuffled, [expected[i] for i in order])
     alone = [parser.predict([sentence])[0] for sentence in dev[:20]]
     assert_same_parses(alone, expected[:20])
-    monkeypatch.setattr(parser_module, "BATCH_SIZE", 5)  # other batches, other neighbours
+    monkeypatch.setattr(decoding_module, "BATCH_SIZE", 5)  # other batches, other neighbours
     assert_same_parses(parser.predict(dev[::-1]), expected[::-1])
 
 

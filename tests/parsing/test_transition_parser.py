@@ -11,7 +11,7 @@ import pytest
 from sklearn.base import clone
 
 from parsing.conllu_io import load_sentences
-from parsing.metrics import evaluate
+from parsing.scorer.metrics import evaluate
 from parsing.transition import MEMBERS, ArcEagerParser, TransitionParser, make_member
 from parsing.transition.parser import reverse_heads
 from parsing.transition.state import State

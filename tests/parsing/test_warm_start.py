@@ -16,7 +16,7 @@ from sklearn.base import clone
 from parsing.base import BaseParser
 from parsing.conllu_io import load_sentences
 from parsing.members import build_member
-from parsing.metrics import evaluate
+from parsing.scorer.metrics import evaluate
 from parsing.transition.training import widen_label_columns
 from parsing.types import Sentence
 

@@ -1,0 +1,88 @@
+"""The append-only event log (:class:`app.team_models.AuditEvent`): write with :func:`record`,
+read a treebank's, a user's or a sentence's events with :func:`events`.
+
+:func:`record` only adds a row in the caller's transaction (it flushes, never commits), so an
+event is stored exactly when the change it describes is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import or_, select
+from sqlalchemy.orm import aliased
+
+from app.models import Treebank, User
+from app.services import DbSession
+from app.team_models import AUDIT_ACTIONS, AuditEvent
+
+EVENTS_PAGE = 200
+"""Events shown per page of an audit log."""
+
+
+def record(
+    session: DbSession, action: str, *, user: User | None, treebank: Treebank | None = None,
+    sentence_id: int | None = None, subject: User | None = None, **details: Any,
+) -> AuditEvent:
+    """Append one event (flushes). ``details`` must be JSON-able; the treebank's and the
+    subject's names are kept in them so the event still reads well after a deletion."""
+    if action not in AUDIT_ACTIONS:
+        raise ValueError(f"unknown audit action {action!r}")
+    if treebank is not None:
+        details.setdefault("treebank", treebank.name)
+    if subject is not None:
+        details.setdefault("subject", subject.username)
+    event = AuditEvent(action=action, user_id=user.id if user is not None else None,
+                       treebank_id=treebank.id if treebank is not None else None,
+                       sentence_id=sentence_id, subject_user_id=subject.id if subject else None,
+                       details=details)
+    session.add(event)
+    session.flush()
+    return event
+
+
+@dataclass(frozen=True)
+class EventRow:
+    """One event as the audit pages show it."""
+
+    id: int
+    created_at: datetime
+    actor: str
+    action: str
+    treebank_id: int | None
+    sentence_id: int | None
+    subject: str | None
+    details: dict[str, Any]
+
+
+def events(
+    session: DbSession, *, treebank_id: int | None = None, user_id: int | None = None,
+    sentence_id: int | None = None, before: int | None = None, limit: int = EVENTS_PAGE,
+) -> list[EventRow]:
+    """Newest first: the events of a treebank, of a sentence, or by or about a user
+    (``user_id`` matches the actor and the subject); ``before`` pages on by event id."""
+    actor, subject = aliased(User), aliased(User)
+    query = (select(AuditEvent, actor.username, subject.username)
+             .outerjoin(actor, actor.id == AuditEvent.user_id)
+             .outerjoin(subject, subject.id == AuditEvent.subject_user_id)
+             .order_by(AuditEvent.id.desc()).limit(limit))
+    if treebank_id is not None:
+        query = query.where(AuditEvent.treebank_id == treebank_id)
+    if sentence_id is not None:
+        query = query.where(AuditEvent.sentence_id == sentence_id)
+    if user_id is not None:
+        query = query.where(or_(AuditEvent.user_id == user_id, AuditEvent.subject_user_id == user_id))
+    if before is not None:
+        query = query.where(AuditEvent.id < before)
+    return [EventRow(event.id, event.created_at, actor_name or "—", event.action, event.treebank_id,
+                     event.sentence_id, subject_name, dict(event.details or {}))
+            for event, actor_name, subject_name in session.execute(query)]
+
+
+def status_history(session: DbSession, sentence_id: int) -> list[dict[str, Any]]:
+    """The sentence's review status changes, oldest first (``from``, ``to``, ``user``, ``at``)."""
+    rows = events(session, sentence_id=sentence_id, limit=10_000)
+    return [{"from": row.details.get("previous"), "to": row.details.get("to"), "user": row.actor,
+             "at": row.created_at.isoformat()} for row in reversed(rows) if row.action == "status"]

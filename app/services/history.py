@@ -1,0 +1,78 @@
+"""The history of a sentence's trees: every version with who made it and what it changed."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from typing import Any
+
+from sqlalchemy import select
+
+from app.models import ARC_SOURCES, Sentence, TreeVersion
+from app.parser_models import TrainingRound
+from app.services import DbSession, as_utc
+from app.services.token_columns import column_changes, version_columns
+from app.services.validation import differing_words
+from app.services.workspace import tree_dict, word_columns
+
+
+def history(
+    session: DbSession, sentence: Sentence, *, branches: Collection[str] | None = None
+) -> list[dict[str, Any]]:
+    """Every tree version of the sentence, newest first; annotations list the arcs they changed
+    (against the previous version of the same line: the main line or one annotator's branch).
+
+    ``branches``: the annotation branches to list (None: all; the main line always). A blind
+    annotator of a doubly annotated sentence sees only their own.
+    """
+    stored = session.scalars(select(TreeVersion).where(TreeVersion.sentence_id == sentence.id)
+                             .order_by(TreeVersion.created_at, TreeVersion.id))
+    shown_lines = None if branches is None else {"", *branches}
+    trees = [tree for tree in stored
+             if shown_lines is None or tree.kind != "annotation" or tree.name in shown_lines]
+    ensemble = max((t for t in trees if t.kind == "ensemble"), key=lambda t: t.version, default=None)
+    words, _, shown = word_columns(session, sentence.id, ensemble)
+    forms = dict(enumerate(words, start=1))
+    by_id = {tree.id: tree for tree in trees}
+    rounds = list(session.execute(select(TrainingRound.number, TrainingRound.created_at).where(
+        TrainingRound.treebank_id == sentence.document.treebank_id).order_by(TrainingRound.created_at)))
+    previous: dict[str, TreeVersion] = {}
+    entries = []
+    for tree in trees:
+        entry = tree_dict(tree) or {}
+        entry["author"] = author(tree, rounds)
+        if tree.kind == "annotation":
+            before = previous.get(tree.name) or (by_id.get(tree.based_on_id) if tree.based_on_id else None)
+            origin = by_id.get(tree.based_on_id) if tree.based_on_id else None
+            entry["based_on"] = f"{origin.source} v{origin.version}" if origin else None
+            entry["changes"] = _changes(before, tree, forms)
+            entry["human_words"] = None if tree.provenance is None else [
+                w for w, source in enumerate(tree.provenance, start=1) if source == ARC_SOURCES[0]]
+            entry["column_changes"] = column_changes(  # without a tree before: from the imported
+                version_columns(before, shown), version_columns(tree, shown), words)
+            previous[tree.name] = tree
+        entries.append(entry)
+    return entries[::-1]
+
+
+def author(tree: TreeVersion, rounds: Sequence[Any] = ()) -> str:
+    """Who made a tree, as the history says it: the annotator, the parser or the ensemble (with
+    the training round that made it: the newest of ``rounds`` ((number, created_at), oldest
+    first) started before the tree), or the import."""
+    if tree.kind == "annotation":
+        return tree.user.username
+    if tree.kind == "gold":
+        return f"the import ({tree.user.username})"
+    created = as_utc(tree.created_at)
+    number = next((n for n, started in reversed(rounds) if as_utc(started) <= created), None)
+    who = tree.name if tree.kind == "parser" else "the ensemble"
+    return f"{who} (round {number})" if number is not None else who
+
+
+def _changes(before: TreeVersion | None, after: TreeVersion, forms: dict[int, str]) -> list[dict[str, Any]]:
+    if before is None:
+        return []
+    return [
+        {"word": w, "form": forms.get(w, ""), "from": [before.heads[w - 1], before.deprels[w - 1]],
+         "to": [after.heads[w - 1], after.deprels[w - 1]]}
+        for w in differing_words((before.heads, before.deprels), (after.heads, after.deprels))
+    ]

@@ -1,0 +1,88 @@
+"""Members of a treebank and their roles, and the treebank's visibility (owner's settings).
+
+Every change is an audit event. A treebank always keeps at least one owner: the last owner
+cannot be removed or given a lesser role (an admin can still act on any treebank).
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+
+from app.models import ROLES, VISIBILITIES, Membership, Treebank, User
+from app.services import DbSession
+from app.services.audit import record
+from app.services.users import find_user
+
+
+class MemberError(ValueError):
+    """A refused membership change; ``field`` names the form field at fault."""
+
+    def __init__(self, message: str, field: str = "username") -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def members(session: DbSession, treebank: Treebank) -> list[Membership]:
+    """The treebank's memberships, strongest role first, then by user name."""
+    rows = session.scalars(select(Membership).join(User, User.id == Membership.user_id)
+                           .where(Membership.treebank_id == treebank.id).order_by(User.username))
+    return sorted(rows, key=lambda m: -ROLES.index(m.role))
+
+
+def _owners(treebank: Treebank) -> int:
+    return sum(m.role == "owner" for m in treebank.memberships)
+
+
+def set_role(session: DbSession, treebank: Treebank, username: str, role: str, *, by: User) -> Membership:
+    """Give ``username`` the ``role`` on ``treebank`` (adds them or changes their role).
+
+    :raise MemberError: unknown role or user, a deactivated user, or the last owner demoted.
+    """
+    if role not in ROLES:
+        raise MemberError(f"role must be one of {', '.join(ROLES)}", field="role")
+    user = find_user(session, username.strip())
+    if user is None:
+        raise MemberError(f"no user called {username.strip()!r}")
+    if not user.active:
+        raise MemberError(f"{user.username} is deactivated")
+    current = next((m for m in treebank.memberships if m.user_id == user.id), None)
+    if current is None:
+        current = Membership(user=user, role=role)
+        treebank.memberships.append(current)
+        record(session, "role-add", user=by, treebank=treebank, subject=user, role=role)
+    elif current.role != role:
+        if current.role == "owner" and _owners(treebank) == 1:
+            raise MemberError(f"{user.username} is the only owner: make someone else owner first",
+                              field="role")
+        record(session, "role-change", user=by, treebank=treebank, subject=user,
+               role=role, previous=current.role)
+        current.role = role
+    session.flush()
+    return current
+
+
+def remove_member(session: DbSession, treebank: Treebank, user_id: int, *, by: User) -> None:
+    """Take away the user's role on ``treebank``.
+
+    :raise MemberError: not a member, or the last owner.
+    """
+    current = next((m for m in treebank.memberships if m.user_id == user_id), None)
+    if current is None:
+        raise MemberError("not a member of this treebank")
+    if current.role == "owner" and _owners(treebank) == 1:
+        raise MemberError(f"{current.user.username} is the only owner: make someone else owner first")
+    record(session, "role-remove", user=by, treebank=treebank, subject=current.user,
+           previous=current.role)
+    treebank.memberships.remove(current)
+    session.flush()
+
+
+def set_visibility(session: DbSession, treebank: Treebank, visibility: str, *, by: User) -> None:
+    """Make the treebank ``public`` (every signed-in user reads it) or ``private``."""
+    if visibility not in VISIBILITIES:
+        raise MemberError(f"visibility must be one of {', '.join(VISIBILITIES)}", field="visibility")
+    if visibility != treebank.visibility:
+        record(session, "visibility", user=by, treebank=treebank, visibility=visibility,
+               previous=treebank.visibility)
+        treebank.visibility = visibility
+        session.flush()

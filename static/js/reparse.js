@@ -1,0 +1,106 @@
+/**
+ * Re-parsing around the annotator's arcs (POST /api/sentences/<id>/reparse).
+ *
+ * S.human is the set of words whose arc the annotator has set or confirmed; they are sent as
+ * constraints [{id, head, deprel}] with the tree shown now (``previous``). The reply's ensemble
+ * tree replaces every other word's arc, its members and vote shares replace the shown ones, and
+ * S.reparsed holds the words that changed as a consequence (highlighted until the next step).
+ * The caller pushed one undo snapshot before the human edit, so one undo takes back both.
+ */
+
+import { api } from "./api.js";
+
+const STORAGE_KEY = "arcvote.reparse";
+
+/** Whether re-parsing is on: remembered per browser, on unless turned off. */
+export function reparseEnabled() { return localStorage.getItem(STORAGE_KEY) !== "off"; }
+export function rememberReparse(on) { localStorage.setItem(STORAGE_KEY, on ? "on" : "off"); }
+
+/** When the editor opens: the server parses the sentence once without constraints (and loads the
+ * models), so the annotator's first edit costs only the constrained re-parse. The reply is not used. */
+export function warmReparse(url) {
+  if (url && reparseEnabled()) api(url, { method: "POST", body: { constraints: [] } });
+}
+
+/** Words whose arc a person set or confirmed when the editor opens: the reviewed words and the
+ * human arcs of a saved partial tree (its provenance). */
+export function humanWords(data) {
+  const human = new Set(data.state.reviewed_words);
+  (data.current.provenance ?? []).forEach((source, i) => { if (source === "human") human.add(i + 1); });
+  return human;
+}
+
+/** The human arcs of the editor's state as the endpoint's constraints. */
+export function constraintsOf(S) {
+  return [...S.human].sort((a, b) => a - b).filter((w) => S.heads[w - 1] !== null && S.heads[w - 1] !== undefined)
+    .map((w) => ({ id: w, head: S.heads[w - 1], deprel: S.deprels[w - 1] || null }));
+}
+
+/**
+ * Apply a reply: free words take the ensemble's arcs; members and the ensemble (vote shares)
+ * are replaced; the consequential changes are marked. Returns whether anything was applied.
+ */
+export function applyReply(S, reply) {
+  reply.ensemble.heads.forEach((head, i) => {
+    if (S.human.has(i + 1)) return;
+    S.heads[i] = head;
+    S.deprels[i] = reply.ensemble.deprels[i];
+  });
+  S.members = reply.members;
+  S.ensemble = { ...(S.ensemble ?? {}), ...reply.ensemble };
+  S.reparsed = new Set(reply.changed);
+}
+
+/**
+ * Ask the server for the tree around the human arcs. ``isCurrent()`` tells whether the step
+ * that asked is still the newest (an edit, undo or redo since then makes the reply stale).
+ * Resolves to {status, body} or null when the reply is stale.
+ */
+async function requestReparse(url, S, isCurrent) {
+  const whole = S.heads.every((h) => Number.isInteger(h)) && S.deprels.every((d) => typeof d === "string");
+  const body = { constraints: constraintsOf(S), previous: whole ? { heads: [...S.heads], deprels: [...S.deprels] } : null };
+  const reply = await api(url, { method: "POST", body });
+  return isCurrent() ? reply : null;
+}
+
+/**
+ * One re-parse step of ``editor`` (editor.js: its state S, urls, step counter and renderers),
+ * after the human edit was applied as one undo step. The reply belongs to the step that asked:
+ * a newer edit, undo or redo drops it. 409 (no trained models) hides the toggle; 422 (e.g. the
+ * human arcs form a cycle for now) only says why nothing was re-parsed.
+ */
+export async function reparseStep(editor) {
+  const S = editor.S;
+  if (!S.reparseOn || !editor.urls.reparse) return;
+  const step = editor.step;
+  const reply = await requestReparse(editor.urls.reparse, S, () => step === editor.step);
+  if (!reply) return;
+  if (reply.status === 200) {
+    applyReply(S, reply.body);
+    editor.markSaved();
+    editor.revalidate();
+    if (S.reparsed.size) editor.say(`Re-parsed: ${S.reparsed.size} other arc(s) changed (highlighted).`);
+    keepingTheField(editor, () => editor.render());
+    return;
+  }
+  if (reply.status === 409) { editor.urls.reparse = null; editor.showReparseToggle(); }
+  editor.say(`Not re-parsed: ${reply.body.error ?? reply.status}`, reply.status === 422 ? "info" : "error");
+  keepingTheField(editor, () => editor.refresh());
+}
+
+/**
+ * Run ``redraw`` (a reply that arrived while the annotator may be typing, e.g. a label after
+ * pressing l) without taking their field away: the panel is rebuilt, so the field they were in
+ * is found again by id and gets back their text, caret and focus.
+ */
+function keepingTheField(editor, redraw) {
+  const field = document.activeElement;
+  const typing = field?.id && field.matches("input, textarea") && editor.root.contains(field)
+    ? { id: field.id, value: field.value, start: field.selectionStart, end: field.selectionEnd } : null;
+  redraw();
+  const again = typing && editor.root.querySelector(`#${typing.id}`);
+  if (!again || again === document.activeElement) return;
+  again.value = typing.value;
+  again.focus();
+  if (typing.start !== null) again.setSelectionRange(typing.start, typing.end);  // null: a number field
+}

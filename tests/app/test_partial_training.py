@@ -1,0 +1,59 @@
+"""Rounds train on partial trees: a pool sentence saved with only some arcs human joins the
+training trees, its human arcs marked ``annotated`` (the graph members learn from those only,
+see tests/parsing/test_partial_training.py); it is never held out to score a round."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from flask import Flask
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.job_models import Job
+from app.models import Document, Sentence, Treebank, User
+from app.services.preannotate import training_data
+from app.services.trees import add_version
+from app.services.workspace import save_annotation, set_state
+from tests.app.helpers import import_without_dev, run_round
+
+
+def pool_ids(session: Session, treebank: Treebank) -> list[int]:
+    return list(session.scalars(select(Sentence.id).join(Document).where(
+        Document.treebank_id == treebank.id, Document.split == "pool").order_by(Sentence.id)))
+
+
+def chain(n: int) -> tuple[list[int], list[str]]:
+    return [*range(2, n + 1), 0], ["dep"] * (n - 1) + ["root"]
+
+
+def test_partial_trees_join_the_training_data(app: Flask, session: Session, user: User, fast: Path) -> None:
+    treebank = import_without_dev(session, user)
+    partial_id, full_id, legacy_id, *_ = pool_ids(session, treebank)
+    for sentence_id, human in ((partial_id, [1, 2]), (full_id, [1])):
+        sentence = session.get(Sentence, sentence_id)
+        assert sentence is not None
+        heads, deprels = chain(sentence.n_words)
+        save_annotation(session, sentence, heads=heads, deprels=deprels, expected_version=0, user=user,
+                        human_words=human, status="reviewed" if sentence_id == full_id else None)
+    legacy = session.get(Sentence, legacy_id)
+    assert legacy is not None
+    add_version(session, sentence_id=legacy_id, source="annotation", heads=chain(legacy.n_words)[0],
+                deprels=chain(legacy.n_words)[1], user=user)  # no provenance, not reviewed: not used
+    set_state(session, legacy, user=user, status="in_progress")
+    session.commit()
+    data = training_data(session, treebank)
+    assert data.partial == 1 and partial_id in data.train_ids and full_id in data.train_ids
+    assert legacy_id not in data.train_ids and partial_id not in data.held_out_ids
+    by_id = dict(zip(data.train_ids, data.train, strict=True))
+    partial = by_id[partial_id]
+    assert partial.partial and partial.annotated is not None
+    assert partial.annotated.tolist() == [False, True, True] + [False] * (len(partial) - 2)
+    assert not by_id[full_id].partial  # saved as reviewed: every arc human
+    whole = sum(len(s) for s in data.train)
+    assert data.annotated_tokens == whole - (len(partial) - 2)
+    assert data.corrected == 2
+    round_ = run_round(app, session, user, treebank, ["graph1", "eager"])
+    job = session.scalars(select(Job).order_by(Job.id.desc())).first()
+    assert job is not None and job.result is not None and job.result["partial_sentences"] == 1
+    assert round_.annotated_tokens == data.annotated_tokens

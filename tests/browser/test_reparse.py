@@ -1,0 +1,187 @@
+"""Re-parsing around the annotator's arcs in a real browser: a moved head re-parses the rest,
+the consequential changes are highlighted, one undo takes the whole step back, and the toggle
+turns it off (remembered across pages).
+
+The demo treebank is pre-annotated once (inline job, the demo's three members, cheap settings).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask import Flask
+from sqlalchemy import select
+
+from app.extensions import db
+from app.job_models import Job
+from app.jobs import create_job, run_job
+from app.models import Document, Sentence, Treebank, User
+from app.services.demo import setup_demo
+from tests.browser.helpers import editor_state, open_editor
+
+pytestmark = pytest.mark.browser
+Shot = Callable[[Any, str], Path]
+MEMBERS = ["graph1", "eager", "hybrid"]
+
+
+@pytest.fixture(scope="module")
+def sentence_id(live_app: Flask) -> int:
+    """The longest pool sentence of the demo treebank, after one pre-annotation round."""
+    with live_app.app_context():
+        user = db.session.scalars(select(User)).one()
+        setup_demo(db.session, user=user, sentences=50)
+        treebank = db.session.scalars(select(Treebank)).one()
+        job = create_job(db.session, kind="preannotate", user=user, treebank_id=treebank.id,
+                         params={"parsers": MEMBERS, "tags": "gold"})
+        db.session.commit()
+        run_job(live_app, job.id)
+        db.session.expire_all()
+        done = db.session.get(Job, job.id)
+        assert done is not None and done.state == "done", done.error if done else None
+        return int(db.session.scalars(select(Sentence.id).join(Document).where(Document.split == "pool")
+                                      .order_by(Sentence.n_words.desc(), Sentence.id).limit(1)).one())
+
+
+def edit_reparse(response: Any) -> bool:
+    """A re-parse after an edit (not the editor's warm-up on opening, which has no constraints)."""
+    return bool(response.url.endswith("/reparse") and '"id"' in (response.request.post_data or ""))
+
+
+def shown(page: Any) -> dict[str, Any]:
+    """The editor's tree, members, vote shares and highlighted words."""
+    state: dict[str, Any] = page.evaluate("""() => { const S = window.arcvoteEditor;
+        return {heads: [...S.heads], deprels: [...S.deprels], members: S.members.map((m) => m.heads),
+                shares: S.ensemble.scores, reparsed: [...S.reparsed].sort((a, b) => a - b),
+                human: [...S.human]}; }""")
+    return state
+
+
+def select_word(page: Any, word: int) -> None:
+    page.click(f'#tokens tr[data-word="{word}"]')
+    page.locator("#tree").focus()
+    assert editor_state(page)["selected"] == word
+
+
+def test_moving_a_head_reparses_and_one_undo_takes_it_back(
+    ui: Any, sentence_id: int, screenshot: Shot
+) -> None:
+    page = ui
+    open_editor(page, sentence_id)
+    assert page.locator("#reparse-toggle").is_visible() and page.locator("#reparse-toggle").is_checked()
+    before = shown(page)
+    root = before["heads"].index(0) + 1
+    word = next(w for w, head in enumerate(before["heads"], start=1) if head == root)
+    select_word(page, word)
+    with page.expect_response(edit_reparse) as response:
+        page.keyboard.press("0")  # the word becomes the root: the old root must attach elsewhere
+    assert response.value.status == 200
+    page.wait_for_function("window.arcvoteEditor.reparsed.size > 0")
+    after = shown(page)
+    assert after["heads"][word - 1] == 0 and after["heads"].count(0) == 1
+    assert after["heads"][root - 1] != 0 and root in after["reparsed"]
+    assert word not in after["reparsed"] and word in after["human"]
+    changed = [w for w in range(1, len(after["heads"]) + 1) if w != word and (
+        after["heads"][w - 1], after["deprels"][w - 1]) != (before["heads"][w - 1], before["deprels"][w - 1])]
+    assert after["reparsed"] == changed
+    assert all(m[word - 1] == 0 for m in after["members"])  # the members re-parsed under the arc
+    assert page.locator("#tree .arc.reparsed").count() == len(changed)
+    assert page.locator("#tree .token.reparsed").count() == len(changed)
+    assert page.locator("#errors").count() == 0
+    assert "Re-parsed" in page.locator("#message").inner_text()
+    path = screenshot(page, "reparse-highlighted")
+    page.evaluate("window.scrollTo(0, 0)")
+    page.screenshot(path="/tmp/reparse-highlighted.png")
+    assert path.is_file()
+    page.keyboard.press("u")
+    undone = shown(page)
+    assert (undone["heads"], undone["deprels"], undone["members"], undone["shares"]) == (
+        before["heads"], before["deprels"], before["members"], before["shares"])
+    assert undone["reparsed"] == [] and word not in undone["human"]
+    assert page.locator("#tree .arc.reparsed").count() == 0
+    assert editor_state(page)["dirty"] is False
+    page.keyboard.press("U")  # redo brings the whole step back too
+    assert shown(page)["heads"] == after["heads"]
+
+
+def test_a_reply_arriving_while_typing_a_label_keeps_the_field(ui: Any, sentence_id: int) -> None:
+    page = ui
+    open_editor(page, sentence_id)
+    page.wait_for_load_state("networkidle")  # the warm-up re-parse on opening has answered
+    held: list[Any] = []
+    page.route("**/reparse", lambda route: held.append(route))  # the edit's re-parse waits until released
+    select_word(page, 1)
+    page.keyboard.press("a")  # accept word 1's arc (a human arc: a re-parse is asked for); on to word 2
+    page.wait_for_function("window.arcvoteEditor.human.size > 0")
+    word = editor_state(page)["selected"]
+    label = next(lab for lab in page.evaluate("window.arcvoteEditor.labels")
+                 if len(lab) > 2 and lab not in (shown(page)["deprels"][word - 1], "root"))
+    page.keyboard.press("l")
+    page.keyboard.press("Control+a")
+    page.keyboard.type(label[:2])
+    assert len(held) == 1
+    page.evaluate("window.membersBefore = window.arcvoteEditor.members")
+    with page.expect_response(edit_reparse):
+        held[0].continue_()
+    page.wait_for_function("window.arcvoteEditor.members !== window.membersBefore")  # the reply is applied
+    typing = page.evaluate("[document.activeElement.id, document.activeElement.value]")
+    assert typing == ["label-input", label[:2]]
+    page.keyboard.type(label[2:])
+    page.keyboard.press("Enter")
+    assert shown(page)["deprels"][word - 1] == label
+
+
+def test_the_toggle_turns_reparsing_off_and_is_remembered(ui: Any, sentence_id: int) -> None:
+    page = ui
+    open_editor(page, sentence_id)
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url) if r.url.endswith("/reparse") and '"id"' in (
+        r.post_data or "") else None)
+    page.uncheck("#reparse-toggle")
+    page.locator("#tree").focus()
+    before = shown(page)
+    root = before["heads"].index(0) + 1
+    word = next(w for w, head in enumerate(before["heads"], start=1) if head == root)
+    select_word(page, word)
+    page.keyboard.press("0")
+    page.keyboard.press("a")
+    page.wait_for_timeout(500)
+    assert requests == []
+    after = shown(page)
+    assert after["heads"][root - 1] == 0 and after["heads"][word - 1] == 0  # only the human edit: two roots
+    assert after["reparsed"] == [] and after["members"] == before["members"]
+    open_editor(page, sentence_id)
+    assert not page.locator("#reparse-toggle").is_checked()
+    page.check("#reparse-toggle")
+    assert page.evaluate("localStorage.getItem('arcvote.reparse')") == "on"
+
+
+def test_a_partial_save_records_provenance_in_the_history(
+    ui: Any, sentence_id: int, screenshot: Shot
+) -> None:
+    page = ui
+    open_editor(page, sentence_id)
+    before = shown(page)
+    root = before["heads"].index(0) + 1
+    word = next(w for w, head in enumerate(before["heads"], start=1) if head == root)
+    select_word(page, word)
+    with page.expect_response(edit_reparse):
+        page.keyboard.press("0")
+    page.wait_for_function("window.arcvoteEditor.reparsed.size > 0")
+    with page.expect_response(lambda r: r.url.endswith("/annotations")) as response:
+        page.keyboard.press("s")
+    assert response.value.status == 201, response.value.json()
+    tree = response.value.json()["tree"]
+    assert [w for w, source in enumerate(tree["provenance"], start=1) if source == "human"] == [word]
+    assert tree["heads"] == shown(page)["heads"]  # the human arc and the ensemble's tree around it
+    page.click("#history summary")
+    entry = page.locator("#history-list li").first
+    entry.locator(".provenance").wait_for()
+    assert f"partial: 1 of {len(tree['heads'])} arcs human ({word})" in entry.inner_text()
+    entry.scroll_into_view_if_needed()
+    page.screenshot(path="/tmp/reparse-history.png")
+    screenshot(page, "reparse-partial-history")
+    open_editor(page, sentence_id)  # the saved partial tree's human arc is a constraint again
+    assert shown(page)["human"] == [word]

@@ -1,0 +1,65 @@
+"""Training on partial trees: the graph members learn only from the arcs a person set or
+confirmed (``Sentence.annotated``); the arcs filled in around them are left out of the loss.
+
+Small real data (UD Wolof, 40 sentences, two epochs, small hash spaces).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from parsing.conllu_io import load_sentences
+from parsing.constraints import Constraints, repair_heads
+from parsing.members import build_member
+from parsing.types import Sentence
+
+SMALL = {"max_iter": 2, "n_bits": 16, "random_state": 0}
+
+
+@pytest.fixture(scope="module")
+def wolof(ud_root: Path) -> list[Sentence]:
+    return load_sentences(ud_root / "UD_Wolof-WTB" / "wo_wtb-ud-train.conllu")[:40]
+
+
+def partial(sentences: list[Sentence], *, filled: str, seed: int = 0) -> list[Sentence]:
+    """Every sentence with a third of its words annotated; the other arcs are the gold ones
+    (``filled="gold"``) or a random tree around the annotated arcs (``filled="random"``)."""
+    rng, noisy = np.random.default_rng(seed), np.random.default_rng(seed + 1)
+    out = []
+    for sentence in sentences:
+        n = len(sentence)
+        annotated = np.zeros(n + 1, dtype=bool)
+        annotated[1:] = rng.random(n) < 1 / 3
+        heads = sentence.heads.copy()
+        if filled == "random":
+            human = Constraints({int(w): int(sentence.heads[w]) for w in np.flatnonzero(annotated)})
+            noise = np.array([-1, *noisy.integers(0, n + 1, size=n)])
+            heads = repair_heads(noise, human)
+        out.append(replace(sentence, heads=heads, annotated=annotated))
+    return out
+
+
+@pytest.mark.parametrize("name", ["graph1", "graph2"])
+def test_filled_in_arcs_are_left_out_of_the_loss(wolof: list[Sentence], name: str) -> None:
+    with_gold = build_member(name, **SMALL).fit(partial(wolof, filled="gold"))
+    with_noise = build_member(name, **SMALL).fit(partial(wolof, filled="random"))
+    # the arc weights depend only on the annotated arcs, not on what fills the others in
+    np.testing.assert_array_equal(with_gold.weights_, with_noise.weights_)
+    whole = build_member(name, **SMALL).fit(wolof)
+    assert not np.array_equal(whole.weights_, with_gold.weights_)  # the mask did change training
+
+
+def test_a_whole_annotated_tree_trains_as_before(wolof: list[Sentence]) -> None:
+    marked = [replace(s, annotated=np.ones(len(s) + 1, dtype=bool)) for s in wolof]
+    np.testing.assert_array_equal(build_member("graph1", **SMALL).fit(marked).weights_,
+                                  build_member("graph1", **SMALL).fit(wolof).weights_)
+    assert not marked[0].partial and partial(wolof[:1], filled="gold")[0].partial
+
+
+def test_annotated_must_cover_every_position(wolof: list[Sentence]) -> None:
+    with pytest.raises(ValueError, match="annotated"):
+        replace(wolof[0], annotated=np.ones(2, dtype=bool))
