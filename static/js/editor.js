@@ -200,6 +200,7 @@ class Editor {
   /** Save the tree; "reviewed" vouches for every word (all are marked reviewed, as the server does). */
   async save(status = null) {
     const S = this.S;
+    this.step += 1; // a re-parse still under way would change the tree after it was saved: drop its reply
     this.setErrors(validate(S.heads, S.deprels, S.labels));
     if (S.errors.length) { this.say("Not saved: fix the problems listed above.", "error"); this.renderChange(); return; }
     const reviewed = status === "reviewed" ? S.words.map((w) => w.id) : [...S.reviewed];

@@ -185,3 +185,37 @@ def test_a_partial_save_records_provenance_in_the_history(
     screenshot(page, "reparse-partial-history")
     open_editor(page, sentence_id)  # the saved partial tree's human arc is a constraint again
     assert shown(page)["human"] == [word]
+
+
+def test_a_save_before_the_reparse_answers_keeps_the_saved_tree(ui: Any, sentence_id: int) -> None:
+    """A re-parse that answers after the save must not change the tree the annotator saved
+    (on a busy server the reply came late and replaced "Saved version N" with a dirty tree)."""
+    page = ui
+    open_editor(page, sentence_id)
+    page.wait_for_load_state("networkidle")
+    held: list[Any] = []
+    page.route("**/reparse", lambda route: held.append(route))
+    before = shown(page)
+    root = before["heads"].index(0) + 1
+    word = next(w for w, head in enumerate(before["heads"], start=1) if head == root)
+    select_word(page, word)
+    page.keyboard.press("0")  # two roots until the re-parse answers: attach the old root by hand
+    select_word(page, root)
+    page.keyboard.press("h")
+    page.keyboard.type(str(word))
+    page.keyboard.press("Enter")
+    page.wait_for_function(f"window.arcvoteEditor.heads[{root - 1}] === {word}")
+    saved_heads = shown(page)["heads"]
+    with page.expect_response(lambda r: r.url.endswith("/annotations")) as response:
+        page.keyboard.press("s")
+    assert response.value.status == 201, response.value.json()
+    page.wait_for_selector("#message:has-text('Saved version')")
+    assert held, "the edits asked for a re-parse"
+    with page.expect_response(edit_reparse):
+        for route in held:
+            route.continue_()
+    page.wait_for_timeout(300)
+    assert shown(page)["heads"] == saved_heads == response.value.json()["tree"]["heads"]
+    assert shown(page)["reparsed"] == []
+    assert editor_state(page)["dirty"] is False
+    assert "Saved version" in page.locator("#message").inner_text()
