@@ -363,8 +363,9 @@ def main() -> None:
     subsets = {label: member_names(members) for label, _, members in
                (item.partition("=") for item in args.subsets.split(";") if item.strip())}
     chosen = args.treebanks.split(",") if args.treebanks else None
-    treebanks = [t for t in sorted((SHARED / "ud").iterdir())
-                 if t.is_dir() and any(t.glob("*-ud-train.conllu")) and (not chosen or t.name in chosen)]
+    available = [t for t in sorted((SHARED / "ud").iterdir())
+                 if t.is_dir() and any(t.glob("*-ud-train.conllu"))]
+    treebanks = [t for name in chosen for t in available if t.name == name] if chosen else available
     all_rows: list[Row] = []
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp, args.out.open("a", encoding="utf-8") as log:

@@ -60,7 +60,8 @@ def finish_peer(peer: subprocess.Popen[str], treebank: Path, mode: str) -> dict[
     output, _ = peer.communicate()
     measured = json.loads(output.strip().splitlines()[-1])
     return {"treebank": treebank.name, "tags": mode, "parser": "udpipe1",
-            "UAS": measured["UAS"], "LAS": measured["LAS"], "train_s": measured["train_s"],
+            "UAS": measured["UAS"], "LAS": measured["LAS"], "UPOS": measured.get("UPOS"),
+            "train_s": measured["train_s"],
             "parse_words_per_s": measured["parse_words_per_s"]}
 
 

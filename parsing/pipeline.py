@@ -66,7 +66,7 @@ class ModelBundle:
         if self.tagger is None:
             raise ValueError("this model was trained with gold tags and has no tagger; "
                              "train it with --tags predicted")
-        tagged: list[Sentence] = self.tagger.tag(sentences)  # type: ignore[attr-defined]
+        tagged: list[Sentence] = self.tagger.tag_for_parsing(sentences)  # type: ignore[attr-defined]
         return tagged
 
     def parse(self, sentences: Sequence[Sentence], names: Sequence[str] | None = None,
@@ -195,19 +195,23 @@ def _record_tags(parses: Sequence[Parse], prepared: Sequence[Sentence]) -> None:
         parse.upos = list(sentence.upos)
 
 
-def train_tagger(train: Sequence[Sentence], dev: Sequence[Sentence] | None, *, random_state: int = 0
+def train_tagger(train: Sequence[Sentence], dev: Sequence[Sentence] | None, *, random_state: int = 0,
+                 params: Mapping[str, Any] | None = None
                  ) -> tuple[object, list[Sentence], list[Sentence] | None]:
-    """Fit the tagger; return it, jackknife-tagged train, and tagged dev."""
+    """Fit the tagger (``params``: :class:`~parsing.tagger.model.Tagger` hyperparameters); return
+    it, jackknife-tagged train and tagged dev, both as parsers see them with predicted tags
+    (:func:`parsing.tagger.view.parser_view`: no gold lemma, XPOS or FEATS)."""
     from parsing.jackknife import jackknife_tags
     from parsing.tagger.model import Tagger
+    from parsing.tagger.view import parser_view
 
     def make_tagger() -> Tagger:
-        return Tagger(random_state=random_state)
+        return Tagger(**{"random_state": random_state, **(params or {})})
 
     tagger = make_tagger().fit(train, dev)
     jackknifed = jackknife_tags(train, make_tagger, folds=10, random_state=random_state)
-    tagged_dev = tagger.tag(dev) if dev else None
-    return tagger, jackknifed, tagged_dev
+    tagged_dev = tagger.tag_for_parsing(dev) if dev else None
+    return tagger, parser_view(jackknifed, tagger.predicted_columns), tagged_dev
 
 
 def train_models(
@@ -230,7 +234,8 @@ def train_models(
     """Train the tagger (predicted tags only), the named members and the ensemble into ``out_dir``.
 
     Args:
-        params: hyperparameters overriding a member's defaults, by member name.
+        params: hyperparameters overriding a member's defaults, by member name (``"tagger"``: the
+            tagger's, with predicted tags).
         ensemble: a method of :data:`parsing.ensemble.registry.METHODS` fitted over the
             members (tuned on dev, else on held-out folds of train), or ``None``.
         ensemble_params: hyperparameters overriding the method's defaults.
@@ -265,9 +270,11 @@ def train_models(
     if tags == "predicted":
         say("training the tagger (and jackknifing training tags)", 0.0)
         started = time.perf_counter()
-        tagger, train, dev = train_tagger(train, dev, random_state=random_state)
+        tagger, train, dev = train_tagger(train, dev, random_state=random_state,
+                                          params=overrides.get("tagger"))
         tagger.save(out / "tagger")  # type: ignore[attr-defined]
-        extra = {name: tagger.tag(more) if more else [] for name, more in extra.items()}  # type: ignore[attr-defined]
+        extra = {name: tagger.tag_for_parsing(more) if more else []  # type: ignore[attr-defined]
+                 for name, more in extra.items()}
         seconds["tagger"] = time.perf_counter() - started
     paths = {name: out / "parsers" / f"{name}.model" for name in chosen}
     previous = _warm_paths(warm_from, tags, chosen)

@@ -42,6 +42,7 @@ from parsing.tagger.features import Ids, Keys, batch_keys, lookup, sentence_keys
 from parsing.tagger.sequence import Averaged, Decoder, FeatsModel, SequenceModel, update_sequence
 from parsing.tagger.storage import FORMAT_VERSION as FORMAT_VERSION
 from parsing.tagger.storage import read_model, write_model
+from parsing.tagger.view import parser_view
 from parsing.types import ROOT, Sentence
 
 
@@ -303,6 +304,16 @@ class Tagger:
                 heads=sentence.heads.copy(), deprels=list(sentence.deprels),
             ))
         return tagged
+
+    @property
+    def predicted_columns(self) -> tuple[str, ...]:
+        """The columns this tagger predicts: ``"upos"``, then ``"xpos"``, ``"feats"`` if asked."""
+        return ("upos",) + ("xpos",) * self.predict_xpos + ("feats",) * self.predict_feats
+
+    def tag_for_parsing(self, sentences: Sequence[Sentence]) -> list[Sentence]:
+        """:meth:`tag`, then only what the tagger predicts besides the forms
+        (:func:`parsing.tagger.view.parser_view`): what a parser sees with predicted tags."""
+        return parser_view(self.tag(sentences), self.predicted_columns)
 
     def _predict_columns(self, sentences: Sequence[Sentence]) -> list[dict[str, list[str]]]:
         if not hasattr(self, "models_"):

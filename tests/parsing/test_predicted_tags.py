@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -57,3 +58,36 @@ def test_bundle_parses_carry_their_tags_only_when_predicted(tagged_model: tuple[
     assert [p.upos for p in combined] == tags
     assert all([p.upos for p in parses] == tags for parses in by_name.values())
     assert all(p.upos is None for p in bundle.parse(sentences, tags="gold")["graph1"])
+
+
+def test_parsers_see_no_gold_morphology_with_predicted_tags(tagged_model: tuple[Path, Path],
+                                                            ud_root: Path) -> None:
+    """Raw text has no lemma, XPOS or FEATS: with predicted tags a parser never sees the
+    file's (gold) ones, so the same words parse the same with or without them."""
+    model, _ = tagged_model
+    bundle = load_models(model)
+    gold = [to_sentence(s) for s in read_conllu(ud_root / "UD_Wolof-WTB" / "wo_wtb-ud-dev.conllu")[:40]]
+    assert any(f != "_" for s in gold for f in s.feats[1:])
+    assert any(x != "_" for s in gold for x in s.lemmas[1:])
+    seen = bundle.prepare(gold)
+    assert all(set(s.lemmas[1:]) == set(s.xpos[1:]) == set(s.feats[1:]) == {"_"} for s in seen)
+    blanked = [replace(s, lemmas=[s.lemmas[0]] + ["_"] * len(s), feats=[s.feats[0]] + ["_"] * len(s),
+                       xpos=[s.xpos[0]] + ["_"] * len(s)) for s in gold]
+    with_gold, without = bundle.parse(gold), bundle.parse(blanked)
+    for name in ("graph1", "eager"):
+        assert [(p.heads.tolist(), p.deprels) for p in with_gold[name]] == \
+            [(p.heads.tolist(), p.deprels) for p in without[name]], name
+
+
+def test_training_tags_are_jackknifed_without_gold_morphology(ud_root: Path) -> None:
+    from parsing.conllu_io import load_sentences
+    from parsing.pipeline import train_tagger
+
+    train = load_sentences(ud_root / "UD_Wolof-WTB" / "wo_wtb-ud-train.conllu")[:60]
+    tagger, jackknifed, dev = train_tagger(train[:50], train[50:], params={"max_iter": 2})
+    assert dev is not None and len(jackknifed) == 50
+    for seen in (*jackknifed, *dev):
+        assert set(seen.lemmas[1:]) == set(seen.feats[1:]) == set(seen.xpos[1:]) == {"_"}
+    _, with_feats, _ = train_tagger(train[:50], None, params={"max_iter": 2, "predict_feats": True})
+    assert any(f != "_" for s in with_feats for f in s.feats[1:])  # predicted FEATS are kept
+    assert all(set(s.lemmas[1:]) == {"_"} for s in with_feats)
