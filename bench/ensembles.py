@@ -68,6 +68,7 @@ METHODS: dict[str, tuple[Factory, dict[str, Any]]] = {
     "vote-accuracy": (lambda p, n: ArcVoting(p, weighting="accuracy"), {}),
     "vote-power": (lambda p, n: ArcVoting(p, weighting="power", exponent=10.0), {}),
     "vote-rank": (lambda p, n: ArcVoting(p, weighting="rank"), {}),
+    "vote-tuned": (lambda p, n: ArcVoting(p, weighting="tuned"), {}),
     "fuzzy-pos": (lambda p, n: FuzzyPosVoting(p), {}),
     "score-sum": (lambda p, n: ScoreSum(_graph_only(p, n)) if len(_graph_only(p, n)) > 1 else None,
                   {"graph_only": True}),
@@ -144,6 +145,10 @@ def run_one(treebank: Path, mode: str, names: list[str], work: Path, stack_membe
         rows.append({**base, **row})
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
 
+    if mode == "predicted":
+        right = sum(g == t for gold, seen in zip(test, test_in, strict=True)
+                    for g, t in zip(gold.upos[1:], seen.upos[1:], strict=True))
+        emit({"kind": "tagger", "parser": "tagger", "UPOS": round(100 * right / test_words, 2)})
     parsers = [bundle.parsers[name] for name in names]
     dev_parses, test_parses, member_seconds = [], [], []
     for name, parser in zip(names, parsers, strict=True):

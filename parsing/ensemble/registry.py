@@ -75,6 +75,8 @@ METHODS: dict[str, MethodSpec] = {
                    lambda m: ArcVoting(m, weighting="accuracy")),
         MethodSpec("vote-power", "arc voting + MST, votes weighted by dev UAS**10 (Green 2013)",
                    lambda m: ArcVoting(m, weighting="power", exponent=10.0)),
+        MethodSpec("vote-tuned", "arc voting + MST, votes weighted by dev UAS**k, k chosen on dev LAS",
+                   lambda m: ArcVoting(m, weighting="tuned")),
         MethodSpec("vote-rank", "arc voting + MST, rank votes: best of M members gets M (Green 2013)",
                    lambda m: ArcVoting(m, weighting="rank")),
         MethodSpec("fuzzy-pos", "arc voting + MST, per-UPOS weights by fuzzy C-means (Green 2013)",

@@ -135,6 +135,37 @@ def combine_votes(
     )
 
 
+TUNED_EXPONENTS: tuple[float, ...] = (0.0, 1.0, 3.0, 10.0, 30.0, 100.0)
+"""Candidate k of UAS**k for ``weighting="tuned"``: from one vote each (k = 0) to the best
+member outweighing all the others together (k = 100: a member 5 UAS points below the best
+weighs 0.005 of it)."""
+
+
+def best_exponent(tuning: Sequence[Sentence], parses: MemberParses, accuracies: ArrayLike,
+                  exponents: Sequence[float]) -> float:
+    """The k whose UAS**k votes give the best LAS on ``tuning`` (ties: the smaller k).
+
+    Args:
+        tuning: gold sentences; ``parses[member][sentence]`` the members' parses of them.
+        accuracies: the members' tuning UAS, shape ``(M,)``.
+    """
+    if not exponents:
+        raise ValueError("weighting='tuned' needs at least one exponent")
+    gold_heads = np.concatenate([s.heads[1:] for s in tuning])
+    gold_labels = [label for s in tuning for label in s.deprels[1:]]
+
+    def las(exponent: float) -> float:
+        weights = scheme_weights(accuracies, "power", exponent=exponent)
+        trees = [combine_votes([member[i] for member in parses], weights) for i in range(len(tuning))]
+        heads = np.concatenate([t.heads[1:] for t in trees])
+        labels = [label for t in trees for label in t.deprels[1:]]
+        right = (heads == gold_heads) & np.array([a == b for a, b in zip(labels, gold_labels, strict=True)])
+        return float(right.mean())
+
+    scored = [(las(k), -k) for k in sorted(exponents)]
+    return -max(scored)[1]
+
+
 class ArcVoting(Ensemble):
     """Weighted arc voting + MST reparsing over the members' trees.
 
@@ -144,12 +175,17 @@ class ArcVoting(Ensemble):
             or ``"rank"`` (best of M gets M votes).
         exponent: k of the ``"power"`` scheme (Green found 10 best for English; re-tune).
         weights: explicit member weights, shape ``(M,)``; override ``weighting``.
+        exponents: with ``weighting="tuned"``, the candidate k of UAS**k; the one whose
+            combined tuning trees have the best LAS is kept (ties: the smaller k). With
+            predicted tags one vote per member lets many correlated, weaker voters outvote
+            the strong ones, and no fixed k suits every treebank.
         projective, single_root, tuning_folds, random_state: see
             :class:`~parsing.ensemble.base.Ensemble`.
 
     Attributes:
         weights_: the member weights used, shape ``(M,)``.
         accuracies_: the members' tuning UAS, or ``None`` when nothing was tuned.
+        exponent_: the k kept by ``"tuned"`` (else ``exponent``).
     """
 
     name = "vote"
@@ -162,6 +198,7 @@ class ArcVoting(Ensemble):
         weighting: str = "uniform",
         exponent: float = 10.0,
         weights: Sequence[float] | None = None,
+        exponents: Sequence[float] = TUNED_EXPONENTS,
         projective: bool = False,
         single_root: bool = True,
         tuning_folds: int = 2,
@@ -171,6 +208,7 @@ class ArcVoting(Ensemble):
         self.weighting = weighting
         self.exponent = exponent
         self.weights = weights
+        self.exponents = exponents
         self.projective = projective
         self.single_root = single_root
         self.tuning_folds = tuning_folds
@@ -184,10 +222,15 @@ class ArcVoting(Ensemble):
         """Member weights: explicit, uniform, or from the members' UAS on ``tuning``."""
         n_members = len(self.members_)
         self.accuracies_: NDArray[np.float64] | None = None
+        self.exponent_ = self.exponent
         if self.weights is not None:
             weights = np.asarray(self.weights, dtype=np.float64)
         elif self.weighting == "uniform":
             weights = np.ones(n_members)
+        elif self.weighting == "tuned":
+            self.accuracies_ = member_accuracy(tuning, parses)
+            self.exponent_ = best_exponent(tuning, parses, self.accuracies_, self.exponents)
+            weights = scheme_weights(self.accuracies_, "power", exponent=self.exponent_)
         else:
             self.accuracies_ = member_accuracy(tuning, parses)
             weights = scheme_weights(self.accuracies_, self.weighting, exponent=self.exponent)

@@ -163,3 +163,30 @@ def test_predict_equals_combine_all_over_member_parses() -> None:
     direct = ensemble.predict(gold)
     cheap = ensemble.combine_all(gold, parses)
     assert [p.heads.tolist() for p in direct] == [p.heads.tolist() for p in cheap]
+
+
+def test_tuned_weights_let_one_strong_member_outvote_many_correlated_weak_ones() -> None:
+    """Predicted tags' failure mode: four weak members repeat the same errors (one parser's
+    copies) and outvote a stronger one under one vote each; k chosen on dev LAS fixes it."""
+    gold = sentences(30, n=6)
+    weak = RuleParser("gold", noise=0.45, random_state=3)
+    members = [RuleParser("gold", noise=0.1, random_state=1), weak, weak, weak, weak]
+    uniform = ArcVoting.from_fitted(members, gold, weighting="uniform")
+    tuned = ArcVoting.from_fitted(members, gold, weighting="tuned")
+    assert tuned.exponent_ > 0
+    np.testing.assert_allclose(tuned.weights_, scheme_weights(tuned.accuracies_, "power",
+                                                              exponent=tuned.exponent_))
+    uniform_uas = member_accuracy(gold, [uniform.predict(gold)])[0]
+    tuned_uas = member_accuracy(gold, [tuned.predict(gold)])[0]
+    strong_uas = member_accuracy(gold, [members[0].predict(gold)])[0]
+    assert uniform_uas < strong_uas <= tuned_uas
+
+
+def test_tuned_weights_keep_one_vote_each_when_that_is_best() -> None:
+    gold = sentences(30, n=6)
+    members = [RuleParser("gold", noise=0.3, random_state=s) for s in range(5)]  # independent errors
+    tuned = ArcVoting.from_fitted(members, gold, weighting="tuned", exponents=(0.0, 100.0))
+    votes = ArcVoting.from_fitted(members, gold, weighting="uniform")
+    assert member_accuracy(gold, [tuned.predict(gold)])[0] >= member_accuracy(gold, [votes.predict(gold)])[0]
+    with pytest.raises(ValueError, match="exponent"):
+        ArcVoting.from_fitted(members, gold, weighting="tuned", exponents=())
