@@ -28,7 +28,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from app.models import Document, Sentence, Token, Treebank, User
+from app.models import Document, Sentence, Token, Treebank, TreeVersion, User
 from app.parser_models import ExternalParser
 from app.services import DbSession
 from app.services.trees import RESERVED_SOURCES, add_version
@@ -215,6 +215,27 @@ def set_plugin(session: DbSession, treebank: Treebank, *, label: str, command: s
     parser.updated_at = datetime.now(UTC)
     session.flush()
     return parser
+
+
+def remove_plugin(session: DbSession, treebank: Treebank, label: str) -> bool:
+    """Stop running plugin ``label``: forgotten when it has no tree yet, else its command and URL
+    are cleared and its trees stay (scored, and usable as a voter). True when it was forgotten.
+
+    :raise UploadError: no plugin of ``treebank`` has this label.
+    """
+    parser = find_parser(session, treebank, label)
+    if parser is None or not (parser.command or parser.url):
+        raise UploadError(f"label: {treebank.name} has no plugin {label!r}")
+    has_trees = session.scalar(select(TreeVersion.id).join(Sentence).join(Document).where(
+        Document.treebank_id == treebank.id, TreeVersion.kind == "parser", TreeVersion.name == label)
+        .limit(1))
+    if has_trees is None:
+        session.delete(parser)
+    else:
+        parser.command = parser.url = None
+        parser.updated_at = datetime.now(UTC)
+    session.flush()
+    return has_trees is None
 
 
 def find_parser(session: DbSession, treebank: Treebank, label: str) -> ExternalParser | None:
