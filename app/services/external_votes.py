@@ -13,6 +13,10 @@ the members' on the dev split's trees it has a parse of, goes through the same s
 a dev split, or without a parse of any dev sentence, it votes as an average member (the mean of
 the members' weights; with fuzzy-pos, per word, the mean of the members' per-UPOS weights).
 On a sentence it has no tree for it abstains: the vote there is the members' own.
+
+The round's own scores (``TrainingRound.scores``, on dev or a held-out slice) stay those of the
+members' ensemble: an external voter's weight comes from dev, so its vote there would flatter
+it; the scoreboard scores the ensemble trees it helped make on test or reviewed trees.
 """
 
 from __future__ import annotations
