@@ -12,6 +12,7 @@ from flask.testing import FlaskClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.job_models import Job
 from app.models import Document, Sentence, Treebank, TreeVersion, User
 from app.services.demo import setup_demo
 from app.services.external import add_parse, set_plugin, stored_conllu
@@ -88,8 +89,14 @@ def test_uniform_weight_and_an_http_plugin_voter(
 ) -> None:
     treebank = demo(session, user)
     set_plugin(session, treebank, label="web", command=None, url=http.start(chain), timeout=30, user=user)
+    down = http.start(lambda body: (500, b""))
+    set_plugin(session, treebank, label="down", command=None, url=down, timeout=30, user=user)
     session.commit()
     voted = run_round(app, session, user, treebank, ["graph1"], ensemble="vote-uniform", externals=["web"])
+    job = session.scalars(select(Job).order_by(Job.id.desc())).first()
+    assert job is not None and job.result is not None
+    assert "down: http://127.0.0.1" in job.result["plugins"]["down"]["error"]
+    assert "answered HTTP 500" in job.result["plugins"]["down"]["error"]
     pool, dev = split_ids(session, treebank, "pool"), split_ids(session, treebank, "dev")
     (voter,) = voted.external_voters or []
     assert voter["label"] == "web" and voter["weight"] == 1.0 and voter["sentences"] == len(pool)
