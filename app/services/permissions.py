@@ -33,7 +33,10 @@ action           least role   what it covers
   (:func:`plugin_refusal`): a command runs as the server's user, so letting every owner set one
   would let anyone who creates a treebank run programs on the server. An HTTP plugin only
   makes the server POST the treebank's own sentences to a URL the owner chose (http or https,
-  no redirect followed, reply capped and read as CoNLL-U, never shown back raw).
+  no redirect followed, reply capped and read as CoNLL-U, never shown back raw). That URL may
+  be any address the server reaches, localhost included (where a parser such as UDPipe's REST
+  server usually runs): a deployment that must keep owners off internal services restricts
+  the server's outgoing traffic.
 
 What a refusal looks like (:func:`refusal`), the same on every page, endpoint and command:
 someone who may not **read** the treebank is told it does not exist (404; the CLI says "no
