@@ -21,7 +21,7 @@ from app.services.trees import latest_versions
 from parsing.conllu_io import HEAD, format_conllu
 from parsing.ensemble.voting import combine_votes
 from parsing.types import Parse
-from tests.app.helpers import run_round
+from tests.app.helpers import import_without_dev, run_round
 from tests.http_parser import Servers, chain, servers
 
 http = pytest.fixture(servers)
@@ -123,3 +123,20 @@ def test_voters_are_checked(session: Session, logged_in: FlaskClient) -> None:
     answer = logged_in.post(f"/api/treebanks/{treebank.id}/preannotate",
                             json={"externals": ["ext"], "ensemble": "stack", "parsers": "graph1,eager"})
     assert answer.status_code == 422 and "does not vote" in answer.get_json()["error"]
+
+
+@pytest.mark.parametrize("method", ["fuzzy-pos", "vote-accuracy"])
+def test_an_average_members_weight_without_a_dev_score(
+    app: Flask, session: Session, user: User, fast: Path, method: str
+) -> None:
+    """fuzzy-pos weighs by tag, and without a dev split there is no dev UAS: either way the external
+    parser votes as an average member (weight None), on every sentence it has a tree of."""
+    if method == "fuzzy-pos":
+        treebank = demo(session, user)
+    else:
+        treebank = import_without_dev(session, user, train=30, pool=6)
+    pool = split_ids(session, treebank, "pool")
+    upload(session, treebank, user, "chain", gold=[], chained=pool[:4])
+    voted = run_round(app, session, user, treebank, ["graph1", "eager"], ensemble=method, externals=["chain"])
+    assert voted.external_voters == [{"label": "chain", "weight": None, "dev_uas": None, "sentences": 4}]
+    assert len(latest_versions(session, pool, "ensemble")) == len(pool)
