@@ -16,7 +16,9 @@ On a sentence it has no tree for it abstains: the vote there is the members' own
 
 The round's own scores (``TrainingRound.scores``, on dev or a held-out slice) stay those of the
 members' ensemble: an external voter's weight comes from dev, so its vote there would flatter
-it; the scoreboard scores the ensemble trees it helped make on test or reviewed trees.
+it; the scoreboard scores the ensemble trees it helped make on test or reviewed trees. A
+re-parse around an annotator's arcs in the editor (:mod:`app.services.reparse`) combines the
+members only.
 """
 
 from __future__ import annotations
