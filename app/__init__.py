@@ -124,6 +124,7 @@ def register_blueprints(app: Flask) -> None:
         health,
         jobs,
         openapi,
+        plugins,
         rounds,
         sentences,
         team,
@@ -146,6 +147,7 @@ def register_blueprints(app: Flask) -> None:
     app.register_blueprint(rounds.bp)
     app.register_blueprint(health.bp)
     app.register_blueprint(compare.bp)
+    app.register_blueprint(plugins.bp)
     app.register_blueprint(openapi.bp)
     errors.register(app)
     access.register(app)

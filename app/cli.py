@@ -182,15 +182,21 @@ def restore_command(path: Path, name: str | None, username: str) -> None:
 @click.option("--self-training-sentences", type=click.IntRange(0), default=None,
               help="At most this many automatic trees (default: as many as human trees).")
 @click.option("--warm", is_flag=True, help="Continue members from the last round's weights where they can.")
+@click.option("--external", "externals", multiple=True, metavar="LABEL",
+              help="An external parser voting in the ensemble (repeat; a voting method only).")
+@click.option("--score-split", "score_splits", multiple=True, type=click.Choice(["dev", "test"]),
+              help="Parse this split's sentences too, for the scoreboard (repeat).")
 @click.option("--user", "username", default="admin", show_default=True, help="Act as this user.")
 def preannotate_command(
     name: str, parsers: str | None, tags: str, username: str, sentence_ids: str | None = None,
     ensemble: str | None = None, self_training: str = "none", self_training_select: str = "confidence",
-    self_training_sentences: int | None = None, warm: bool = False,
+    self_training_sentences: int | None = None, warm: bool = False, externals: tuple[str, ...] = (),
+    score_splits: tuple[str, ...] = (),
 ) -> None:
     """Train a round on NAME's trees and pre-annotate its unannotated pool sentences."""
     from app.job_models import Job
     from app.jobs import RoundBusy, create_job, run_job
+    from app.services.external_votes import VoterError, check_voters
     from app.services.preannotate import DEFAULT_PARSERS
     from app.services.self_training import parse_settings
     from parsing.ensemble.registry import DEFAULT_METHOD, method_spec
@@ -203,13 +209,14 @@ def preannotate_command(
         chosen = member_names(parsers or ",".join(DEFAULT_PARSERS))
         if not method_spec(method).uses(chosen):
             raise ValueError(f"ensemble {method} combines none of {', '.join(chosen)}")
-    except ValueError as error:
+        voters = check_voters(db.session, treebank, externals, method)
+    except (ValueError, VoterError) as error:
         raise click.ClickException(str(error)) from None
     params: dict[str, object] = {"parsers": chosen, "tags": tags, "ensemble": method,
                                  "self_training": parse_settings({
                                      "source": self_training, "select": self_training_select,
                                      "sentences": self_training_sentences}),
-                                 "warm": warm}
+                                 "warm": warm, "externals": voters, "score_splits": list(score_splits)}
     if sentence_ids:
         try:
             params["sentences"] = [int(part) for part in sentence_ids.split(",") if part.strip()]
@@ -286,14 +293,18 @@ def ensure_admin_command(username: str) -> None:
 
 
 @demo_cli.command("setup")
-@click.option("--sentences", default=300, show_default=True, help="How many demo sentences.")
+@click.option("--sentences", default=300, show_default=True, help="Demo sentences for train, dev and pool.")
+@click.option("--test-sentences", default=60, show_default=True,
+              help="The sentences after them, as a test split with gold trees (for the scoreboard).")
 @click.option("--user", "username", default="admin", show_default=True)
-def demo_setup_command(sentences: int, username: str) -> None:
-    """Import the demo treebank (idempotent); `demo preannotate` trains on it and parses its pool."""
+def demo_setup_command(sentences: int, username: str, test_sentences: int = 60) -> None:
+    """Import the demo treebank (idempotent); `demo preannotate` trains on it and parses its pool
+    and test split."""
     from app.services.demo import DEMO_NAME, setup_demo
 
     try:
-        result = setup_demo(db.session, user=_acting_user(username), sentences=sentences)
+        result = setup_demo(db.session, user=_acting_user(username), sentences=sentences,
+                            test_sentences=test_sentences)
     except PermissionDenied as denied:
         raise click.ClickException(str(denied)) from None
     db.session.commit()
@@ -309,7 +320,8 @@ def demo_setup_command(sentences: int, username: str) -> None:
 @click.option("--user", "username", default="admin", show_default=True)
 @click.pass_context
 def demo_preannotate_command(ctx: click.Context, parsers: str, username: str) -> None:
-    """Train the fast members (gold tags) on the demo treebank and pre-annotate its pool, once."""
+    """Train the fast members (gold tags) on the demo treebank and pre-annotate its pool, once; its
+    test split is parsed too, so that the scoreboard scores every parser against gold."""
     from app.job_models import Job
     from app.services.demo import DEMO_NAME
 
@@ -321,4 +333,5 @@ def demo_preannotate_command(ctx: click.Context, parsers: str, username: str) ->
                                                  Job.kind == "preannotate")):
         click.echo(f"Demo treebank {DEMO_NAME!r} is already pre-annotated.")
         return
-    ctx.invoke(preannotate_command, name=DEMO_NAME, parsers=parsers, tags="gold", username=username)
+    ctx.invoke(preannotate_command, name=DEMO_NAME, parsers=parsers, tags="gold", username=username,
+               score_splits=("test",))

@@ -87,24 +87,28 @@ def scoreboard_command(name: str, split: str | None, against: str, as_json: bool
 @click.argument("label")
 @click.option("--command", default=None,
               help="The parser's command line: CoNLL-U on stdin, CoNLL-U with trees on stdout.")
+@click.option("--url", default=None,
+              help="Or an HTTP endpoint (http/https): CoNLL-U POSTed, CoNLL-U with trees in the reply.")
 @click.option("--timeout", type=float, default=60.0, show_default=True,
               help="Seconds per batch of sentences.")
 @click.option("--remove", is_flag=True, help="Stop running LABEL (its trees stay).")
 @click.option("--user", "username", default="admin", show_default=True,
               help="Act as this user (needs 'manage' on the treebank).")
 def plugin_command(
-    name: str, label: str, command: str | None, timeout: float, remove: bool, username: str
+    name: str, label: str, command: str | None, timeout: float, remove: bool, username: str,
+    url: str | None = None,
 ) -> None:
     """Run external parser LABEL during every pre-annotation of treebank NAME, like a member.
 
-    The command runs without a shell, once per batch, killed after --timeout seconds; when it fails
-    or returns other tokens the job's result says so and the round goes on without it.
+    The command runs without a shell (the endpoint gets one POST), once per batch, stopped after
+    --timeout seconds; when it fails or returns other tokens the job's result says so and the round
+    goes on without it.
     """
-    if remove == bool(command):
-        raise click.ClickException("give --command, or --remove")
+    if [bool(command), bool(url), remove].count(True) != 1:
+        raise click.ClickException("give --command, --url, or --remove")
     try:
         user = _acting_user(username)
-        set_plugin(db.session, _treebank_for(name, user, "manage"), label=label,
+        set_plugin(db.session, _treebank_for(name, user, "manage"), label=label, url=url,
                    command=None if remove else command, timeout=timeout, user=user)
     except UploadError as error:
         raise click.ClickException(str(error)) from None

@@ -6,6 +6,7 @@ from flask_wtf import FlaskForm
 from flask_wtf.file import FileField, FileRequired
 from wtforms import (
     BooleanField,
+    FloatField,
     IntegerField,
     PasswordField,
     SelectField,
@@ -13,7 +14,7 @@ from wtforms import (
     StringField,
     TextAreaField,
 )
-from wtforms.validators import DataRequired, EqualTo, Length, NumberRange, Optional
+from wtforms.validators import DataRequired, EqualTo, InputRequired, Length, NumberRange, Optional
 
 from app.models import ROLES, VISIBILITIES
 from app.services.queue import DEFAULT_ORDER, ORDERS
@@ -108,6 +109,18 @@ class ParseUploadForm(FlaskForm):
 
     file = FileField("CoNLL-U file", validators=[FileRequired("Choose a CoNLL-U file.")])
     label = StringField("Parser label", validators=[DataRequired(), Length(max=40)])
+
+
+class PluginForm(FlaskForm):
+    """An external parser run during pre-annotation: an HTTP endpoint or (site admins) a command."""
+
+    label = StringField("Parser label", validators=[DataRequired(), Length(max=40)])
+    kind = SelectField("Kind", choices={"http": "HTTP endpoint", "command": "Command on the server"},
+                       default="http")
+    url = StringField("Endpoint URL", validators=[Optional(), Length(max=2000)])
+    command = StringField("Command", validators=[Optional(), Length(max=2000)])
+    timeout = FloatField("Timeout (seconds per batch)", default=60.0,
+                         validators=[InputRequired(), NumberRange(min=0.1, max=3600)])
 
 
 class AssignForm(FlaskForm):

@@ -68,6 +68,9 @@ class TrainingRound(Base):
     changed_ids: Mapped[list[Any] | None] = mapped_column(JSON)
     checksums: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     """sha256 of every model file, by path relative to ``model_dir`` (rounds from migration 0011 on)."""
+    external_voters: Mapped[list[Any] | None] = mapped_column(JSON)
+    """External parsers that voted in the ensemble (migration 0014): ``[{"label", "weight" (None: an
+    average member's), "dev_uas" (a fraction, or None), "sentences" (how many it voted on)}]``."""
 
 
 class ExternalParser(Base):
@@ -81,6 +84,8 @@ class ExternalParser(Base):
     label: Mapped[str] = mapped_column(String(40))
     command: Mapped[str | None] = mapped_column(Text)
     """A plugin's command line (split like a shell would, run without one); None: uploads only."""
+    url: Mapped[str | None] = mapped_column(String(2000))
+    """An HTTP plugin's endpoint (migration 0014): CoNLL-U POSTed, CoNLL-U back."""
     timeout_s: Mapped[float] = mapped_column(default=60.0)
     filename: Mapped[str | None] = mapped_column(String(255))
     """The last uploaded file's name."""

@@ -1,5 +1,6 @@
 """Parsers outside this library: check another parser's CoNLL-U against the sentences it should
-have parsed, and run a parser given as a command (CoNLL-U on stdin, CoNLL-U on stdout).
+have parsed, and run a parser given as a command (CoNLL-U on stdin, CoNLL-U on stdout) or as
+an HTTP endpoint (CoNLL-U POSTed, CoNLL-U in the reply).
 
 A parser must keep the tokens it was given: the same syntactic words with the same forms, in
 the same order (the scorer does not re-tokenise). :func:`token_difference` names the first
@@ -13,7 +14,11 @@ from __future__ import annotations
 
 import shlex
 import subprocess
+import time
+import urllib.error
+import urllib.request
 from collections.abc import Sequence
+from urllib.parse import urlsplit
 
 import numpy as np
 
@@ -23,6 +28,42 @@ from parsing.types import NO_HEAD, Parse
 
 class ExternalParserError(RuntimeError):
     """The external parser failed, timed out, or returned other tokens; the message says which."""
+
+
+MAX_REPLY_BYTES = 64 * 2**20
+"""The largest reply :func:`run_http_parser` reads by default (64 MB)."""
+
+URL_SCHEMES = ("http", "https")
+"""The only URL schemes an HTTP parser may use."""
+
+
+def check_url(url: str) -> str:
+    """``url`` when it can name an HTTP parser: ``http`` or ``https``, with a host, at most
+    2000 characters.
+
+    Raises:
+        ValueError: naming what is wrong.
+
+    Examples:
+        >>> check_url("http://localhost:8080/parse")
+        'http://localhost:8080/parse'
+        >>> check_url("file:///etc/passwd")
+        Traceback (most recent call last):
+        ...
+        ValueError: only http:// and https:// URLs, not file://
+    """
+    if len(url) > 2000:
+        raise ValueError("the URL is longer than 2000 characters")
+    try:
+        parts = urlsplit(url.strip())
+        parts.port  # noqa: B018 (raises ValueError on a bad port)
+    except ValueError as error:
+        raise ValueError(f"not a URL: {error}") from None
+    if parts.scheme not in URL_SCHEMES:
+        raise ValueError(f"only http:// and https:// URLs, not {parts.scheme or '(none)'}://")
+    if not parts.hostname:
+        raise ValueError("the URL has no host")
+    return url.strip()
 
 
 def token_difference(expected: Sequence[str], found: Sequence[str]) -> str | None:
@@ -104,8 +145,18 @@ def run_command_parser(
         tail = " | ".join(done.stderr.strip().splitlines()[-3:])
         raise ExternalParserError(f"{name}: {argv[0]} exited with status {done.returncode}"
                                   + (f": {tail}" if tail else ""))
+    return parses_of_reply(done.stdout, sentences, name=name)
+
+
+def parses_of_reply(text: str, sentences: Sequence[ConlluSentence], *, name: str = "parser") -> list[Parse]:
+    """The trees of an external parser's CoNLL-U reply to ``sentences``, one per sentence.
+
+    Raises:
+        ExternalParserError: malformed CoNLL-U (naming its line), another number of sentences,
+            other tokens (naming the first sentence that differs) or a word without a head.
+    """
     try:
-        output = parse_conllu(done.stdout, source=f"{name} output")
+        output = parse_conllu(text, source=f"{name} output")
     except ConlluError as error:
         raise ExternalParserError(str(error)) from None
     if len(output) != len(sentences):
@@ -121,3 +172,72 @@ def run_command_parser(
             raise ExternalParserError(f"{where}: a word without a head")
         parses.append(parse)
     return parses
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """Refuse redirects: the configured URL is the only place sentences are sent."""
+
+    def redirect_request(self, req: urllib.request.Request, fp: object, code: int, msg: str, headers: object,
+                         newurl: str) -> None:
+        raise urllib.error.HTTPError(req.full_url, code, f"redirects to {newurl} (not followed)",
+                                     headers, None)  # type: ignore[arg-type]
+
+
+def _read_reply(url: str, body: bytes, *, timeout: float, max_bytes: int, name: str) -> bytes:
+    """POST ``body`` to ``url``; the reply's bytes, read within ``timeout`` s in all, at most
+    ``max_bytes`` of them."""
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirects())
+    request = urllib.request.Request(url, data=body, method="POST", headers={
+        "Content-Type": "text/x-conllu; charset=utf-8", "Accept": "text/x-conllu, text/plain"})
+    deadline = time.monotonic() + timeout
+    late = ExternalParserError(f"{name}: {url} did not answer within {timeout:g} s")
+    chunks, size = [], 0
+    try:
+        with opener.open(request, timeout=timeout) as reply:
+            while chunk := reply.read(min(2**16, max_bytes + 1 - size)):
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > max_bytes:
+                    raise ExternalParserError(f"{name}: the reply of {url} is larger than {max_bytes} bytes")
+                if time.monotonic() > deadline:
+                    raise late
+    except urllib.error.HTTPError as error:
+        raise ExternalParserError(f"{name}: {url} answered HTTP {error.code} ({error.reason})") from None
+    except urllib.error.URLError as error:
+        if isinstance(error.reason, TimeoutError):
+            raise late from None
+        raise ExternalParserError(f"{name}: cannot reach {url}: {error.reason}") from None
+    except TimeoutError:
+        raise late from None
+    except OSError as error:
+        raise ExternalParserError(f"{name}: {url} failed: {error.strerror or error}") from None
+    return b"".join(chunks)
+
+
+def run_http_parser(
+    url: str, sentences: Sequence[ConlluSentence], *, timeout: float, max_bytes: int = MAX_REPLY_BYTES,
+    name: str = "parser",
+) -> list[Parse]:
+    """Parse ``sentences`` with an HTTP endpoint: CoNLL-U (trees blanked) POSTed to ``url``, the
+    reply's body CoNLL-U (UTF-8) with a tree for every word. No proxy, no redirect followed;
+    the whole exchange must end within ``timeout`` seconds and the reply stay under
+    ``max_bytes``; the reply must keep every token (as :func:`run_command_parser`'s).
+
+    Raises:
+        ExternalParserError: a URL that is not http(s), no answer or an HTTP error status, a
+            late or oversized reply, text that is not UTF-8, or a reply :func:`parses_of_reply`
+            refuses.
+    """
+    try:
+        url = check_url(url)
+    except ValueError as error:
+        raise ExternalParserError(f"{name}: {error}") from None
+    if not sentences:
+        return []
+    body = format_conllu(blank_trees(sentences)).encode("utf-8")
+    data = _read_reply(url, body, timeout=timeout, max_bytes=max_bytes, name=name)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ExternalParserError(f"{name}: the reply of {url} is not UTF-8 (byte {error.start})") from None
+    return parses_of_reply(text, sentences, name=name)

@@ -17,6 +17,7 @@ from app.models import Treebank, User
 from app.parser_models import TrainingRound
 from app.services import DbSession
 from app.services.external import run_plugins
+from app.services.external_votes import check_voters, prepare_voters
 from app.services.preannotate import (
     chosen_targets,
     new_round,
@@ -29,6 +30,7 @@ from app.services.preannotate import (
 )
 from app.services.rounds import changed_between, ensemble_trees, finish_round
 from app.services.self_training import automatic_training_trees
+from app.services.sources import split_sentence_ids
 from parsing.ensemble.registry import DEFAULT_METHOD
 from parsing.member_fit import fit_member
 
@@ -47,8 +49,10 @@ def preannotate(session: DbSession, job: Job, progress: Progress) -> dict[str, A
     Params: ``parsers`` (member names), ``tags`` (``gold``/``predicted``), optional
     ``ensemble`` (method name; default: the measured default), ``sentences`` (ids to parse;
     default: every unannotated pool sentence), ``self_training`` (settings of
-    :func:`app.services.self_training.parse_settings`, or None) and ``warm`` (continue the
-    members from the newest earlier round's weights where they can).
+    :func:`app.services.self_training.parse_settings`, or None), ``warm`` (continue the
+    members from the newest earlier round's weights where they can), ``externals`` (labels of
+    external parsers voting in the ensemble: :mod:`app.services.external_votes`) and
+    ``score_splits`` (``dev``/``test``: parse their sentences too, for the scoreboard).
     """
     treebank = session.get(Treebank, job.treebank_id)
     user = session.get(User, job.user_id)
@@ -74,6 +78,11 @@ def _preannotate(session: DbSession, job: Job, progress: Progress, treebank: Tre
     params = job.params or {}
     chosen = [int(i) for i in params.get("sentences") or []]
     targets = chosen_targets(session, treebank, chosen) if chosen else pool_targets(session, treebank)
+    for split in params.get("score_splits") or []:  # parsed for the scoreboard (dev, test)
+        seen = set(targets)
+        targets += [sid for sid in split_sentence_ids(session, treebank, split) if sid not in seen]
+    method = round_.ensemble or DEFAULT_METHOD
+    externals = check_voters(session, treebank, params.get("externals") or [], method)
     require_tags(session, targets, round_.tags)  # before hours of training, not after
     progress("reading training trees", 0.01)
     data = training_data(session, treebank)
@@ -97,17 +106,21 @@ def _preannotate(session: DbSession, job: Job, progress: Progress, treebank: Tre
     done, compared = 0, 0
     changed: list[int] = []
     plugins: dict[str, dict[str, Any]] = {}
+    if externals:
+        trained.voters = prepare_voters(session, treebank, trained.bundle, externals, user=user,
+                                        outcome=plugins)
     for start in range(0, len(targets), BATCH):
         batch = targets[start:start + BATCH]
         before = ensemble_trees(session, batch)  # the previous round's trees
-        done += parse_batch(session, trained, batch, user=user)
         run_plugins(session, treebank, batch, user=user, outcome=plugins)  # external parsers (issue #16)
+        done += parse_batch(session, trained, batch, user=user)
         batch_compared, batch_changed = changed_between(before, ensemble_trees(session, batch))
         compared, changed = compared + batch_compared, changed + batch_changed
         progress(f"parsed {done} of {len(targets)} sentences", 0.6 + 0.4 * done / len(targets))
     if not targets:
         progress("nothing to parse: every pool sentence is annotated", 1.0)
     finish_round(round_, compared=compared, changed=changed)
+    round_.external_voters = [voter.to_json() for voter in trained.voters] or None
     session.add(round_)  # registered in the commit that marks the job done (app.jobs.run_job)
     return {"round": round_.number, "parsed": done, "parsers": list(round_.parsers),
             "ensemble": round_.ensemble,
@@ -115,7 +128,8 @@ def _preannotate(session: DbSession, job: Job, progress: Progress, treebank: Tre
             "train_sentences": len(data.train), "dev_sentences": len(data.dev),
             "partial_sentences": data.partial,
             "evaluation": round_.evaluation, "scores": round_.scores,
-            "changed_sentences": len(changed), "plugins": plugins}
+            "changed_sentences": len(changed), "plugins": plugins,
+            "external_voters": round_.external_voters}
 
 
 @task(MEMBER_KIND)

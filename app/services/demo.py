@@ -2,7 +2,9 @@
 
 That Apache-2.0 package installs ``data/web.conllu`` into site-packages. The demo takes the
 first sentences of it as train / dev / unannotated pool (the pool's HEAD, DEPREL and DEPS
-are blanked to ``_``, as raw text to be parsed would be).
+are blanked to ``_``, as raw text to be parsed would be) and, when asked, the sentences after
+them as a test split with its gold trees: ``demo preannotate`` parses it too, so the scoreboard
+scores every parser, the ensemble and the oracle against gold trees nobody trained or tuned on.
 """
 
 from __future__ import annotations
@@ -36,11 +38,15 @@ def demo_file() -> Path:
     raise FileNotFoundError("turkish-treebanks has no data/web.conllu")
 
 
-def setup_demo(session: DbSession, *, user: User, sentences: int = 300) -> dict[str, int] | None:
-    """Import the demo treebank unless it exists; return sentences per split, or None."""
+def setup_demo(
+    session: DbSession, *, user: User, sentences: int = 300, test_sentences: int = 0
+) -> dict[str, int] | None:
+    """Import the demo treebank unless it exists (``sentences`` shared among train, dev and pool,
+    then ``test_sentences`` more as a test split); return sentences per split, or None."""
     if session.scalar(select(Treebank.id).where(Treebank.name == DEMO_NAME)) is not None:
         return None
-    chosen = _first_sentences(demo_file(), sentences)
+    every = _first_sentences(demo_file(), sentences + test_sentences)
+    chosen = every[:sentences]
     counts: dict[str, int] = {}
     start = 0
     for split, share in DEMO_SHARES:
@@ -48,13 +54,20 @@ def setup_demo(session: DbSession, *, user: User, sentences: int = 300) -> dict[
         part = chosen[start:end]
         if split == "pool":
             part = [_unannotated(sentence) for sentence in part]
-        import_conllu(
-            session, data=format_conllu(part).encode("utf-8"), filename=f"web-{split}.conllu",
-            treebank_name=DEMO_NAME, split=split, user=user, language="tr",
-        )
-        counts[split] = len(part)
+        counts[split] = _import(session, part, split, user)
         start = end
+    if every[sentences:]:
+        counts["test"] = _import(session, every[sentences:], "test", user)
     return counts
+
+
+def _import(session: DbSession, part: list[ConlluSentence], split: str, user: User) -> int:
+    """Import ``part`` into the demo's ``split``; how many sentences."""
+    import_conllu(
+        session, data=format_conllu(part).encode("utf-8"), filename=f"web-{split}.conllu",
+        treebank_name=DEMO_NAME, split=split, user=user, language="tr",
+    )
+    return len(part)
 
 
 def _first_sentences(path: Path, count: int) -> list[ConlluSentence]:

@@ -9,10 +9,11 @@ by the external parser's label, so the editor lists them beside the members and 
 and comparisons score them like any member. The upload's UPOS column is not kept: scores use the
 treebank's tags.
 
-A *plugin* is an external parser with a command (:func:`set_plugin`, from the command line only:
-a command configurable on the web would let any treebank owner run programs on the server);
-:func:`run_plugins` runs it over each batch a pre-annotation parses and stores its trees the same
-way.
+A *plugin* is an external parser with a command (CoNLL-U on stdin and stdout) or an HTTP
+endpoint (CoNLL-U POSTed and returned), set by :func:`set_plugin`; who may set which is
+:func:`app.services.permissions.plugin_refusal`'s rule (commands: site admins only).
+:func:`run_plugins` runs the plugins over each batch a pre-annotation parses and stores their
+trees the same way.
 """
 
 from __future__ import annotations
@@ -27,13 +28,22 @@ from typing import Any
 
 from sqlalchemy import select
 
-from app.models import Document, Sentence, Token, Treebank, User
+from app.models import Document, Sentence, Token, Treebank, TreeVersion, User
 from app.parser_models import ExternalParser
 from app.services import DbSession
 from app.services.trees import RESERVED_SOURCES, add_version
 from parsing.conllu_io import FORM, HEAD, ConlluSentence, decode_utf8, parse_conllu
-from parsing.external import ExternalParserError, parse_of_rows, run_command_parser, token_difference
+from parsing.external import (
+    MAX_REPLY_BYTES,
+    ExternalParserError,
+    check_url,
+    parse_of_rows,
+    run_command_parser,
+    run_http_parser,
+    token_difference,
+)
 from parsing.members import MEMBERS
+from parsing.types import Parse
 
 LABEL_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,39}")
 """An external parser's label: a letter or digit, then up to 39 letters, digits, ``.``, ``_``, ``-``."""
@@ -155,8 +165,7 @@ def add_parse(
         raise UploadError(f"file: larger than the {max_bytes // 2**20} MB limit")
     sentences = parse_conllu(decode_utf8(data, source=filename), source=filename)
     matched = match_sentences(session, treebank, sentences)
-    parser = session.scalar(select(ExternalParser).where(
-        ExternalParser.treebank_id == treebank.id, ExternalParser.label == label))
+    parser = find_parser(session, treebank, label)
     if parser is None:
         parser = ExternalParser(treebank_id=treebank.id, label=label, user_id=user.id)
         session.add(parser)
@@ -177,29 +186,76 @@ def external_parsers(session: DbSession, treebank: Treebank) -> list[ExternalPar
 
 
 def set_plugin(session: DbSession, treebank: Treebank, *, label: str, command: str | None, timeout: float,
-               user: User) -> ExternalParser:
-    """Configure (or with ``command=None`` stop) the plugin ``label`` of ``treebank``: a command that
-    reads CoNLL-U on stdin and writes it parsed on stdout, run during pre-annotation.
+               user: User, url: str | None = None) -> ExternalParser:
+    """Configure (or with neither ``command`` nor ``url`` stop) the plugin ``label`` of
+    ``treebank``, run during pre-annotation: a ``command`` that reads CoNLL-U on stdin and writes
+    it parsed on stdout, or an HTTP ``url`` CoNLL-U is POSTed to. The caller checks who may
+    (:func:`app.services.permissions.plugin_refusal`).
 
-    :raise UploadError: a bad label, an empty command or a timeout outside 0-3600 s.
+    :raise UploadError: a bad label, both or an empty command, a URL that is not http(s), or a
+        timeout outside 0-3600 s.
     """
     check_label(label)
+    if command is not None and url is not None:
+        raise UploadError("give a command or a URL, not both")
     if command is not None and not shlex.split(command):
         raise UploadError("command: give the program to run")
+    if url is not None:
+        try:
+            url = check_url(url)
+        except ValueError as error:
+            raise UploadError(f"url: {error}") from None
     if not 0 < timeout <= 3600:
         raise UploadError("timeout: between 0 and 3600 seconds")
-    parser = session.scalar(select(ExternalParser).where(
-        ExternalParser.treebank_id == treebank.id, ExternalParser.label == label))
+    parser = find_parser(session, treebank, label)
     if parser is None:
         parser = ExternalParser(treebank_id=treebank.id, label=label, user_id=user.id)
         session.add(parser)
-    parser.command, parser.timeout_s, parser.user_id = command, float(timeout), user.id
+    parser.command, parser.url, parser.timeout_s, parser.user_id = command, url, float(timeout), user.id
     parser.updated_at = datetime.now(UTC)
     session.flush()
     return parser
 
 
-def _raw_sentences(session: DbSession, sentence_ids: Sequence[int]) -> list[ConlluSentence]:
+def remove_plugin(session: DbSession, treebank: Treebank, label: str) -> bool:
+    """Stop running plugin ``label``: forgotten when it has no tree yet, else its command and URL
+    are cleared and its trees stay (scored, and usable as a voter). True when it was forgotten.
+
+    :raise UploadError: no plugin of ``treebank`` has this label.
+    """
+    parser = find_parser(session, treebank, label)
+    if parser is None or not (parser.command or parser.url):
+        raise UploadError(f"label: {treebank.name} has no plugin {label!r}")
+    has_trees = session.scalar(select(TreeVersion.id).join(Sentence).join(Document).where(
+        Document.treebank_id == treebank.id, TreeVersion.kind == "parser", TreeVersion.name == label)
+        .limit(1))
+    if has_trees is None:
+        session.delete(parser)
+    else:
+        parser.command = parser.url = None
+        parser.updated_at = datetime.now(UTC)
+    session.flush()
+    return has_trees is None
+
+
+def find_parser(session: DbSession, treebank: Treebank, label: str) -> ExternalParser | None:
+    """The external parser ``label`` of ``treebank``, or None."""
+    return session.scalar(select(ExternalParser).where(
+        ExternalParser.treebank_id == treebank.id, ExternalParser.label == label))
+
+
+def run_plugin(plugin: ExternalParser, sentences: Sequence[ConlluSentence], *, max_bytes: int) -> list[Parse]:
+    """Parse ``sentences`` with ``plugin``'s command or endpoint.
+
+    :raise ExternalParserError: it failed, timed out or returned other tokens (the message says).
+    """
+    if plugin.url:
+        return run_http_parser(plugin.url, sentences, timeout=plugin.timeout_s, max_bytes=max_bytes,
+                               name=plugin.label)
+    return run_command_parser(plugin.command or "", sentences, timeout=plugin.timeout_s, name=plugin.label)
+
+
+def stored_conllu(session: DbSession, sentence_ids: Sequence[int]) -> list[ConlluSentence]:
     """The stored lines (comments and every token row) of each sentence, in the given order."""
     rows = session.execute(select(Token.sentence_id, Token.ident, Token.form, Token.lemma, Token.upos,
                                   Token.xpos, Token.feats, Token.head, Token.deprel, Token.deps, Token.misc)
@@ -215,27 +271,28 @@ def _raw_sentences(session: DbSession, sentence_ids: Sequence[int]) -> list[Conl
 
 def run_plugins(
     session: DbSession, treebank: Treebank, sentence_ids: Sequence[int], *, user: User,
-    outcome: dict[str, dict[str, Any]] | None = None,
+    outcome: dict[str, dict[str, Any]] | None = None, max_reply: int = MAX_REPLY_BYTES,
 ) -> dict[str, dict[str, Any]]:
-    """Parse ``sentence_ids`` with every plugin of ``treebank`` and store their trees (flushes).
+    """Parse ``sentence_ids`` with every plugin of ``treebank`` and store their trees (flushes);
+    an HTTP plugin's reply may have ``max_reply`` bytes.
 
     ``outcome`` (``{label: {"sentences": parsed, "error": message or None}}``) carries over from
     earlier batches of the same pre-annotation: a plugin that failed is not run again, and its
     error (it timed out, exited with an error, returned other tokens: see
-    :func:`parsing.external.run_command_parser`) is kept for the job's result.
+    :func:`parsing.external.run_command_parser`, :func:`~parsing.external.run_http_parser`) is
+    kept for the job's result.
     """
     outcome = {} if outcome is None else outcome
-    plugins = [p for p in external_parsers(session, treebank) if p.command]
+    plugins = [p for p in external_parsers(session, treebank) if p.command or p.url]
     if not plugins or not sentence_ids:
         return outcome
-    raws = _raw_sentences(session, sentence_ids)
+    raws = stored_conllu(session, sentence_ids)
     for plugin in plugins:
         state = outcome.setdefault(plugin.label, {"sentences": 0, "error": None})
         if state["error"]:
             continue
         try:
-            parses = run_command_parser(plugin.command or "", raws, timeout=plugin.timeout_s,
-                                        name=plugin.label)
+            parses = run_plugin(plugin, raws, max_bytes=max_reply)
         except ExternalParserError as error:
             state["error"] = str(error)
             continue

@@ -28,6 +28,16 @@ action           least role   what it covers
   is written by ``curate`` only (adjudication), while its assigned annotators write their own
   branches (:mod:`app.services.assignments`).
 
+* **Plugins** (external parsers run during pre-annotation, issue #16) are configured with
+  ``manage``; an HTTP plugin by the treebank's owner, a **command** plugin by a site admin only
+  (:func:`plugin_refusal`): a command runs as the server's user, so letting every owner set one
+  would let anyone who creates a treebank run programs on the server. An HTTP plugin only
+  makes the server POST the treebank's own sentences to a URL the owner chose (http or https,
+  no redirect followed, reply capped and read as CoNLL-U, never shown back raw). That URL may
+  be any address the server reaches, localhost included (where a parser such as UDPipe's REST
+  server usually runs): a deployment that must keep owners off internal services restricts
+  the server's outgoing traffic.
+
 What a refusal looks like (:func:`refusal`), the same on every page, endpoint and command:
 someone who may not **read** the treebank is told it does not exist (404; the CLI says "no
 treebank called ..."), so private treebanks do not leak their existence; someone who may read
@@ -116,6 +126,23 @@ def require(user: Any, action: str, treebank: Treebank) -> None:
     """:raise PermissionDenied: unless ``user`` may do ``action`` on ``treebank``."""
     if (denied := refusal(user, action, treebank)) is not None:
         raise denied
+
+
+PLUGIN_KINDS = ("http", "command")
+"""What a plugin may be: an HTTP endpoint or a command."""
+
+
+def plugin_refusal(user: Any, treebank: Treebank, kind: str) -> str | None:
+    """Why ``user`` may not configure a ``kind`` plugin (:data:`PLUGIN_KINDS`) of ``treebank``;
+    None when they may (module docstring: ``manage``, and a site admin for a command)."""
+    if kind not in PLUGIN_KINDS:
+        raise ValueError(f"unknown plugin kind {kind!r}")
+    if not can(user, "manage", treebank):
+        return str(refusal(user, "manage", treebank))
+    if kind == "command" and not user.is_admin:
+        return ("only a site admin may configure a command plugin (it runs on the server); "
+                "give an HTTP endpoint instead")
+    return None
 
 
 def line_refusal(user: Any, treebank: Treebank, *, assigned: bool, double: bool) -> str | None:

@@ -31,6 +31,7 @@ from sqlalchemy import func, select
 from app.models import Document, Sentence, SentenceState, Token, Treebank, TreeVersion, User
 from app.parser_models import TrainingRound
 from app.services import DbSession
+from app.services.external_votes import ExternalVoter, cast_ballots
 from app.services.parsing_adapter import load_sentences, partial_trees, tree_of_parse, with_trees
 from app.services.trees import latest_versions
 from parsing.ensemble.base import member_accuracy, stack_heads
@@ -75,10 +76,11 @@ Say = Callable[[str, float], None]
 
 @dataclass
 class TrainedRound:
-    """The fitted members and ensemble (as a bundle), and the members' vote weights."""
+    """The fitted members and ensemble (a bundle), the members' vote weights, external voters."""
 
     bundle: ModelBundle
     weights: list[float]
+    voters: list[ExternalVoter] = field(default_factory=list)
 
 
 @dataclass
@@ -342,7 +344,8 @@ def pool_has_untagged(session: DbSession, treebank: Treebank) -> bool:
 def parse_batch(
     session: DbSession, trained: TrainedRound, sentence_ids: Sequence[int], *, user: User
 ) -> int:
-    """Parse ``sentence_ids`` and store member, ensemble and disagreement rows (flushes).
+    """Parse ``sentence_ids``, store member, ensemble and disagreement rows (flushes); external
+    voters vote where they have a tree (:func:`app.services.external_votes.cast_ballots`).
 
     With a round trained on predicted tags every stored version keeps the UPOS its parser
     used (``TreeVersion.upos``); with gold tags that is ``None`` and untagged sentences are
@@ -351,16 +354,14 @@ def parse_batch(
     require_tags(session, sentence_ids, trained.bundle.tags)
     sentences = load_sentences(session, sentence_ids)
     by_name, combined = trained.bundle.parse_with_ensemble(sentences)
-    names = list(trained.bundle.parsers)
-    member_parses = [by_name[name] for name in names]
-    weights = np.asarray(trained.weights, dtype=np.float64)
+    combined, ballots = cast_ballots(session, trained.bundle, trained.voters, sentence_ids, sentences,
+                                     by_name, combined, trained.weights)
     for i, sentence_id in enumerate(sentence_ids):
-        parses = [member[i] for member in member_parses]
-        for name, parse in zip(names, parses, strict=True):
-            heads, deprels, scores = tree_of_parse(parse)
+        for name, parses in by_name.items():
+            heads, deprels, scores = tree_of_parse(parses[i])
             session.add(_version(session, sentence_id, "parser", name, heads, deprels, scores, user,
-                                 upos=_tags(parse)))
-        confidence = ensemble_confidence(parses, weights, combined[i])
+                                 upos=_tags(parses[i])))
+        confidence = ensemble_confidence(ballots[i].parses, ballots[i].weights, combined[i])
         heads, deprels, _ = tree_of_parse(combined[i])
         shares: list[float | None] = [round(float(token.vote_share), 6) for token in confidence.tokens]
         session.add(_version(session, sentence_id, "ensemble", "", heads, deprels, shares, user,

@@ -73,7 +73,9 @@ PREANNOTATE: Schema = {"type": "object", "properties": {
     "self_training": {"type": ["object", "null"], "properties": {
         "source": {"type": ["string", "null"]}, "select": {"type": ["string", "null"]},
         "sentences": {"type": ["integer", "string", "null"]}}},
-    "warm": {"type": "boolean"}}}
+    "warm": {"type": "boolean"},
+    "externals": {"type": ["array", "null"], "maxItems": 50, "items": {"type": "string", "maxLength": 40},
+                  "description": "labels of external parsers voting in the ensemble (a voting method only)"}}}
 
 # Answers (for the OpenAPI description; open objects: more fields may be added).
 ERROR: Schema = {"type": "object", "required": ["error"], "properties": {

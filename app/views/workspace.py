@@ -12,6 +12,7 @@ from app.extensions import db
 from app.job_models import Job
 from app.models import Sentence, Treebank
 from app.services.assignments import editing_line
+from app.services.external import external_parsers
 from app.services.permissions import can
 from app.services.preannotate import DEFAULT_PARSERS, pool_has_untagged
 from app.services.queue import (
@@ -24,6 +25,7 @@ from app.services.queue import (
     treebank_upos_and_relations,
 )
 from app.services.reparse import treebank_can_reparse
+from app.services.sources import split_sentence_ids
 from app.services.workspace import editor_data
 from app.views.access import requires
 from parsing.ensemble.registry import DEFAULT_METHOD, METHODS
@@ -97,6 +99,9 @@ def queue(treebank_id: int) -> str:
         methods=[(name, spec.summary) for name, spec in METHODS.items()], default_method=DEFAULT_METHOD,
         last_job=last_job.to_dict() if last_job else None,
         default_tags="predicted" if pool_has_untagged(db.session, treebank) else "gold",
+        externals=external_parsers(db.session, treebank),
+        has_dev=bool(split_sentence_ids(db.session, treebank, "dev")),
+        voting_methods=[name for name, spec in METHODS.items() if spec.votes],
     )
 
 

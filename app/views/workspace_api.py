@@ -33,7 +33,7 @@ URL                                    Method  What
                                                → items (yours first; owners: with assignees)
 /api/treebanks/<id>/queue/next         GET     ?after=<sentence id>&filters → {id}
 /api/treebanks/<id>/preannotate        POST    {parsers?, tags?, ensemble?, sentences?,
-                                               self_training?, warm?} → 202 {job}
+                                               self_training?, warm?, externals?} → 202 {job}
 =====================================  ======  ================================================
 """
 
@@ -49,6 +49,7 @@ from app.jobs import RoundBusy, create_job, submit
 from app.models import Sentence, SentenceState, Treebank
 from app.services.assignments import Line, editing_line
 from app.services.audit import status_history
+from app.services.external_votes import VoterError, check_voters
 from app.services.history import history
 from app.services.model_cache import DEFAULT_SIZE, ModelCache
 from app.services.permissions import can
@@ -301,8 +302,12 @@ def preannotate(treebank_id: int) -> JsonResponse:
     except SettingsError as error:
         raise InputError(f"self_training.{error.field}".rstrip("."), error.problem) from None
     warm = body.get("warm", False)
+    try:
+        externals = check_voters(db.session, treebank, body.get("externals") or [], ensemble)
+    except VoterError as error:
+        raise InputError("externals", str(error)) from None
     params: dict[str, Any] = {"parsers": parsers, "tags": tags, "ensemble": ensemble,
-                              "self_training": self_training, "warm": warm}
+                              "self_training": self_training, "warm": warm, "externals": externals}
     if body.get("sentences"):
         params["sentences"] = body["sentences"]
     try:

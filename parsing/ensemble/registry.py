@@ -46,12 +46,15 @@ class MethodSpec:
         summary: one line for listings.
         build: an unfitted ensemble over the given members.
         uses: which members it combines, from the member names available (default: all).
+        votes: it is a weighted arc vote over the members' trees, so other parsers' trees can
+            join the vote (:mod:`parsing.ensemble.extra_voters`).
     """
 
     name: str
     summary: str
     build: Build
     uses: Callable[[Sequence[str]], list[str]] = list
+    votes: bool = False
 
 
 def _graphs(names: Sequence[str]) -> list[str]:
@@ -70,17 +73,17 @@ METHODS: dict[str, MethodSpec] = {
     spec.name: spec
     for spec in (
         MethodSpec("vote-uniform", "arc voting + MST, one vote per member (Sagae & Lavie 2006)",
-                   lambda m: ArcVoting(m, weighting="uniform")),
+                   lambda m: ArcVoting(m, weighting="uniform"), votes=True),
         MethodSpec("vote-accuracy", "arc voting + MST, votes weighted by dev UAS (Green 2013)",
-                   lambda m: ArcVoting(m, weighting="accuracy")),
+                   lambda m: ArcVoting(m, weighting="accuracy"), votes=True),
         MethodSpec("vote-power", "arc voting + MST, votes weighted by dev UAS**10 (Green 2013)",
-                   lambda m: ArcVoting(m, weighting="power", exponent=10.0)),
+                   lambda m: ArcVoting(m, weighting="power", exponent=10.0), votes=True),
         MethodSpec("vote-tuned", "arc voting + MST, votes weighted by dev UAS**k, k chosen on dev LAS",
-                   lambda m: ArcVoting(m, weighting="tuned")),
+                   lambda m: ArcVoting(m, weighting="tuned"), votes=True),
         MethodSpec("vote-rank", "arc voting + MST, rank votes: best of M members gets M (Green 2013)",
-                   lambda m: ArcVoting(m, weighting="rank")),
+                   lambda m: ArcVoting(m, weighting="rank"), votes=True),
         MethodSpec("fuzzy-pos", "arc voting + MST, per-UPOS weights by fuzzy C-means (Green 2013)",
-                   lambda m: FuzzyPosVoting(m)),
+                   lambda m: FuzzyPosVoting(m), votes=True),
         MethodSpec("score-sum", "sum of the graph members' arc posteriors, one MST (Razavi 2012)",
                    lambda m: ScoreSum(m, normalise="softmax"), _graphs),
         MethodSpec("meta-svm", "SVM picks which member's head to trust per word (Green 2013)",

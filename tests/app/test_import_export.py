@@ -150,13 +150,13 @@ def test_demo_setup_is_idempotent(
     app: Flask, runner: FlaskCliRunner, make_user: Callable[..., int]
 ) -> None:
     make_user("admin", admin=True)
-    first = runner.invoke(args=["demo", "setup", "--sentences", "50"])
+    first = runner.invoke(args=["demo", "setup", "--sentences", "50", "--test-sentences", "5"])
     assert first.exit_code == 0, first.output
-    assert "train 30, dev 10, pool 10 sentences" in first.output
+    assert "train 30, dev 10, pool 10, test 5 sentences" in first.output
     second = runner.invoke(args=["demo", "setup", "--sentences", "50"])
     assert "already imported" in second.output
     with app.app_context():
         treebank = db.session.scalars(select(Treebank)).one()
         assert (treebank.language, treebank.direction) == ("tr", "ltr")
-        assert [d.split for d in treebank.documents] == ["train", "dev", "pool"]
-        assert db.session.scalar(select(func.count()).select_from(TreeVersion)) == 40
+        assert [d.split for d in treebank.documents] == ["train", "dev", "pool", "test"]
+        assert db.session.scalar(select(func.count()).select_from(TreeVersion)) == 45

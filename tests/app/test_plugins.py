@@ -103,10 +103,17 @@ def test_cli_configures_and_removes_a_plugin(
     parser = session.scalars(select(ExternalParser)).one()
     assert (parser.label, parser.command, parser.timeout_s) == ("udpipe", "udpipe --parse m.udpipe", 120.0)
     assert runner.invoke(args=["treebank", "plugin", "no dev", "udpipe"]).exit_code != 0
+    assert runner.invoke(args=["treebank", "plugin", "no dev", "udpipe", "--url", "http://x.org/",
+                               "--command", "cat"]).exit_code != 0
+    web = runner.invoke(args=["treebank", "plugin", "no dev", "web", "--url", "https://parser.example/parse"])
+    assert web.exit_code == 0, web.output
+    bad = runner.invoke(args=["treebank", "plugin", "no dev", "web", "--url", "file:///etc/passwd"])
+    assert bad.exit_code != 0 and "only http:// and https://" in bad.output
     removed = runner.invoke(args=["treebank", "plugin", "no dev", "udpipe", "--remove"])
     assert removed.exit_code == 0
     session.expire_all()
-    assert session.scalars(select(ExternalParser)).one().command is None
+    found = {p.label: (p.command, p.url) for p in session.scalars(select(ExternalParser))}
+    assert found == {"udpipe": (None, None), "web": (None, "https://parser.example/parse")}
 
 
 # -- the runner (parsing.external) -------------------------------------------------------------
