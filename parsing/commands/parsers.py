@@ -40,7 +40,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                             "measured default; 'none' for members only)")
     train.add_argument("--set", action="append", default=[], metavar="MEMBER.PARAM=VALUE",
                        help="override a member's hyperparameter, e.g. eager.epochs=5, or the ensemble's, "
-                            "e.g. ensemble.max_iter=5 (repeatable)")
+                            "e.g. ensemble.max_iter=5, or the tagger's with predicted tags, e.g. "
+                            "tagger.predict_feats=true (repeatable)")
     train.set_defaults(run=run_train)
 
     parse = subparsers.add_parser("parse", help="parse a CoNLL-U file with a trained model")
@@ -84,8 +85,8 @@ def parse_overrides(items: Sequence[str]) -> dict[str, dict[str, Any]]:
     ``ensemble.PARAM=VALUE`` sets a hyperparameter of the ``--ensemble`` method.
 
     Examples:
-        >>> parse_overrides(["eager.epochs=5", "graph1.learner=perceptron"])
-        {'eager': {'epochs': 5}, 'graph1': {'learner': 'perceptron'}}
+        >>> parse_overrides(["eager.epochs=5", "graph1.learner=perceptron", "tagger.predict_feats=true"])
+        {'eager': {'epochs': 5}, 'graph1': {'learner': 'perceptron'}, 'tagger': {'predict_feats': True}}
     """
     overrides: dict[str, dict[str, Any]] = {}
     for item in items:
@@ -93,7 +94,7 @@ def parse_overrides(items: Sequence[str]) -> dict[str, dict[str, Any]]:
         member, dot, param = target.partition(".")
         if not (sep and dot and member and param):
             raise ValueError(f"--set {item!r}: expected MEMBER.PARAM=VALUE")
-        if member != "ensemble":
+        if member not in ("ensemble", "tagger"):
             member_names(member)
         try:
             value = json.loads(raw)
