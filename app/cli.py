@@ -199,12 +199,12 @@ def preannotate_command(
     from app.services.external_votes import VoterError, check_voters
     from app.services.preannotate import DEFAULT_PARSERS
     from app.services.self_training import parse_settings
-    from parsing.ensemble.registry import DEFAULT_METHOD, method_spec
+    from parsing.ensemble.registry import default_method, method_spec
     from parsing.members import member_names
 
     user = _acting_user(username)
     treebank = _treebank_for(name, user, "train")
-    method = ensemble or DEFAULT_METHOD
+    method = ensemble or default_method(tags)
     try:
         chosen = member_names(parsers or ",".join(DEFAULT_PARSERS))
         if not method_spec(method).uses(chosen):

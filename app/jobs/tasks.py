@@ -31,7 +31,7 @@ from app.services.preannotate import (
 from app.services.rounds import changed_between, ensemble_trees, finish_round
 from app.services.self_training import automatic_training_trees
 from app.services.sources import split_sentence_ids
-from parsing.ensemble.registry import DEFAULT_METHOD
+from parsing.ensemble.registry import default_method
 from parsing.member_fit import fit_member
 
 BATCH = 25
@@ -61,7 +61,7 @@ def preannotate(session: DbSession, job: Job, progress: Progress) -> dict[str, A
     params = job.params or {}
     round_ = new_round(session, treebank, parsers=params["parsers"], tags=params.get("tags", "gold"),
                        user=user, models_dir=current_app.config["MODELS_DIR"],
-                       ensemble=params.get("ensemble") or DEFAULT_METHOD)
+                       ensemble=params.get("ensemble") or default_method(params.get("tags", "gold")))
     final = Path(round_.model_dir)
     clear_leftovers(final)  # of a killed earlier attempt: no round row points there
     round_.model_dir = str(staging_dir(final, job.id))
@@ -81,7 +81,7 @@ def _preannotate(session: DbSession, job: Job, progress: Progress, treebank: Tre
     for split in params.get("score_splits") or []:  # parsed for the scoreboard (dev, test)
         seen = set(targets)
         targets += [sid for sid in split_sentence_ids(session, treebank, split) if sid not in seen]
-    method = round_.ensemble or DEFAULT_METHOD
+    method = round_.ensemble or default_method(round_.tags)
     externals = check_voters(session, treebank, params.get("externals") or [], method)
     require_tags(session, targets, round_.tags)  # before hours of training, not after
     progress("reading training trees", 0.01)

@@ -7,7 +7,7 @@
 2. :func:`new_round` makes a :class:`~app.models.TrainingRound` (added by the job once it
    finished); :func:`train_round`
    fits every member and the round's ensemble method (default: the measured default,
-   :data:`parsing.ensemble.registry.DEFAULT_METHOD`) into its model directory (no database
+   :func:`parsing.ensemble.registry.default_method` of its tags) into its model directory (no database
    work), the weights of the vote shares shown to annotators (:func:`vote_weights`), and
    records what the round trained on and how every member and the ensemble scored
    (:func:`evaluation_scores`).
@@ -36,7 +36,7 @@ from app.services.parsing_adapter import load_sentences, partial_trees, tree_of_
 from app.services.trees import latest_versions
 from parsing.ensemble.base import member_accuracy, stack_heads
 from parsing.ensemble.confidence import SentenceConfidence, sentence_confidence
-from parsing.ensemble.registry import DEFAULT_METHOD, method_spec
+from parsing.ensemble.registry import default_method, method_spec
 from parsing.member_fit import MemberRunner
 from parsing.members import member_names
 from parsing.pipeline import ModelBundle, TagMode, load_models, read_manifest, train_models
@@ -196,16 +196,17 @@ def warm_start_round(session: DbSession, treebank: Treebank, round_: TrainingRou
 
 def new_round(
     session: DbSession, treebank: Treebank, *, parsers: Sequence[str], tags: str, user: User,
-    models_dir: str | Path, ensemble: str = DEFAULT_METHOD,
+    models_dir: str | Path, ensemble: str | None = None,
 ) -> TrainingRound:
     """The next training round of ``treebank`` (its models go in a new directory), not yet in
     the session: the caller adds it once the round finished, so an interrupted round is never
     registered (see :mod:`app.jobs.model_files`)."""
     member_names(",".join(parsers))  # raises ValueError on an unknown name
-    if not method_spec(ensemble).uses(list(parsers)):
-        raise ValueError(f"ensemble {ensemble} combines none of {', '.join(parsers)}")
     if tags not in ("gold", "predicted"):
         raise ValueError(f"tags must be gold or predicted, not {tags!r}")
+    ensemble = ensemble or default_method(tags)
+    if not method_spec(ensemble).uses(list(parsers)):
+        raise ValueError(f"ensemble {ensemble} combines none of {', '.join(parsers)}")
     number = (session.scalar(select(func.max(TrainingRound.number))
                              .where(TrainingRound.treebank_id == treebank.id)) or 0) + 1
     directory = model_root(models_dir, treebank) / str(number)
@@ -244,7 +245,7 @@ def train_round(
     report = say or (lambda message, fraction: None)
     out = Path(round_.model_dir)
     tags: TagMode = "predicted" if round_.tags == "predicted" else "gold"
-    method = round_.ensemble or DEFAULT_METHOD
+    method = round_.ensemble or default_method(round_.tags)
     train_models(train, dev or None, out, names=list(round_.parsers), tags=tags, params=params,
                  ensemble=method, ensemble_params=(ensemble_params or {}).get(method),
                  progress=lambda message, done: report(message, 0.02 + 0.58 * done),

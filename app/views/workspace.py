@@ -28,7 +28,7 @@ from app.services.reparse import treebank_can_reparse
 from app.services.sources import split_sentence_ids
 from app.services.workspace import editor_data
 from app.views.access import requires
-from parsing.ensemble.registry import DEFAULT_METHOD, METHODS
+from parsing.ensemble.registry import DEFAULT_METHODS, METHODS
 from parsing.members import MEMBERS
 
 bp = Blueprint("workspace", __name__, url_prefix="/workspace")
@@ -96,7 +96,7 @@ def queue(treebank_id: int) -> str:
         upos=upos,
         relations=relations, members=list(MEMBERS), default_parsers=DEFAULT_PARSERS,
         editor_args=spec.to_args() | ({"page": str(paging.page)} if paging.page > 1 else {}),
-        methods=[(name, spec.summary) for name, spec in METHODS.items()], default_method=DEFAULT_METHOD,
+        methods=[(name, spec.summary) for name, spec in METHODS.items()], default_methods=DEFAULT_METHODS,
         last_job=last_job.to_dict() if last_job else None,
         default_tags="predicted" if pool_has_untagged(db.session, treebank) else "gold",
         externals=external_parsers(db.session, treebank),

@@ -79,7 +79,7 @@ from app.services.workspace import (
 from app.views import api_schemas as schemas
 from app.views.access import requires
 from app.views.api_input import InputError, json_body, query_int
-from parsing.ensemble.registry import DEFAULT_METHOD, method_spec
+from parsing.ensemble.registry import default_method, method_spec
 from parsing.members import member_names
 
 bp = Blueprint("workspace_api", __name__, url_prefix="/api")
@@ -290,7 +290,7 @@ def preannotate(treebank_id: int) -> JsonResponse:
     except ValueError as error:
         raise InputError("parsers", str(error)) from None
     tags = body.get("tags") or "gold"
-    ensemble = body.get("ensemble") or DEFAULT_METHOD
+    ensemble = body.get("ensemble") or default_method(tags)
     try:
         combines = method_spec(ensemble).uses(parsers)
     except ValueError as error:

@@ -17,7 +17,7 @@ from parsing.conllu_io import (
     to_sentence,
     with_parse,
 )
-from parsing.ensemble.registry import DEFAULT_METHOD, METHODS, method_names, method_spec
+from parsing.ensemble.registry import DEFAULT_METHODS, METHODS, default_method, method_names, method_spec
 from parsing.ensemble.stacking import Stacking
 from parsing.members import member_names
 from parsing.pipeline import ModelBundle, describe_members, load_models, read_manifest, train_models
@@ -35,9 +35,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                        help="train on gold UPOS or on jackknifed predicted UPOS (default)")
     train.add_argument("--jobs", type=int, default=1, help="members trained in parallel")
     train.add_argument("--seed", type=int, default=0, help="random seed")
-    train.add_argument("--ensemble", default=DEFAULT_METHOD, choices=(*method_names(), "none"),
-                       help=f"combination fitted over the members (default: {DEFAULT_METHOD}, the "
-                            "measured default; 'none' for members only)")
+    train.add_argument("--ensemble", choices=(*method_names(), "none"),
+                       help="combination fitted over the members (default: the measured default for "
+                            f"the tags, gold {DEFAULT_METHODS['gold']}, predicted "
+                            f"{DEFAULT_METHODS['predicted']}; 'none' for members only)")
     train.add_argument("--set", action="append", default=[], metavar="MEMBER.PARAM=VALUE",
                        help="override a member's hyperparameter, e.g. eager.epochs=5, or the ensemble's, "
                             "e.g. ensemble.max_iter=5, or the tagger's with predicted tags, e.g. "
@@ -69,9 +70,9 @@ def run_train(args: argparse.Namespace) -> int:
     train = load_sentences(args.train)
     dev = load_sentences(args.dev) if args.dev else None
     overrides = parse_overrides(args.set)
+    method = None if args.ensemble == "none" else args.ensemble or default_method(args.tags)
     seconds = train_models(train, dev, args.out, names=names, tags=args.tags, jobs=args.jobs,
-                           random_state=args.seed, params=overrides,
-                           ensemble=None if args.ensemble == "none" else args.ensemble,
+                           random_state=args.seed, params=overrides, ensemble=method,
                            ensemble_params=overrides.pop("ensemble", {}),
                            progress=_print_progress)
     for name, spent in seconds.items():
@@ -185,6 +186,7 @@ def run_list(args: argparse.Namespace) -> int:
         print(f"{name:<13} {summary}")
     print("\nensemble methods (--ensemble):")
     for name, spec in METHODS.items():
-        default = " [default]" if name == DEFAULT_METHOD else ""
+        default = "".join(f" [default, {tags} tags]" for tags, method in DEFAULT_METHODS.items()
+                          if method == name)
         print(f"{name:<13} {spec.summary}{default}")
     return 0

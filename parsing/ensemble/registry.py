@@ -103,6 +103,23 @@ next). ``bench/default_method.py`` finds no significant difference between the t
 test sets: paired bootstrap p = 0.39), so the default is the one that needs no tuning data:
 one vote per member."""
 
+DEFAULT_METHODS: dict[str, str] = {"gold": DEFAULT_METHOD, "predicted": DEFAULT_METHOD}
+"""The measured default per tag mode (``bench/ensembles.py --tags predicted``; the README's
+predicted-tags table): with predicted tags every member sees the same tagging errors, so the
+method is chosen on those runs, not carried over from gold tags."""
+
+
+def default_method(tags: str) -> str:
+    """The measured default combination for ``tags`` (``"gold"`` or ``"predicted"``).
+
+    Examples:
+        >>> default_method("gold") == DEFAULT_METHOD
+        True
+    """
+    if tags not in DEFAULT_METHODS:
+        raise ValueError(f"tags must be one of {', '.join(DEFAULT_METHODS)}, not {tags!r}")
+    return DEFAULT_METHODS[tags]
+
 
 def method_names() -> list[str]:
     """Every method's name, in listing order."""

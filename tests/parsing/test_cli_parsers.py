@@ -125,7 +125,7 @@ def test_list_parsers_names_every_member(capsys: pytest.CaptureFixture[str]) -> 
     assert listed == ["graph1", "graph2", "eager", "eager-rtl", "swap", "swap-rtl", "hybrid", "hybrid-rtl",
                       "neural"]
     assert [line.split()[0] for line in methods.splitlines()[1:]] == list(METHODS)
-    assert f"{DEFAULT_METHOD} " in methods and "[default]" in methods
+    assert f"{DEFAULT_METHOD} " in methods and "[default, gold tags]" in methods
 
 
 def test_bad_overrides_and_malformed_input_exit_2(slices: dict[str, Path], tmp_path: Path,

@@ -113,3 +113,12 @@ def test_default_method_is_registered() -> None:
 
 def test_docstring_examples() -> None:
     assert doctest.testmod(registry).failed == 0
+
+
+def test_the_default_method_is_chosen_per_tag_mode() -> None:
+    from parsing.ensemble.registry import DEFAULT_METHODS, default_method
+
+    assert set(DEFAULT_METHODS) == {"gold", "predicted"}
+    assert all(default_method(tags) in METHODS for tags in DEFAULT_METHODS)
+    with pytest.raises(ValueError, match="tags"):
+        default_method("silver")
