@@ -120,6 +120,20 @@ def task(kind: str) -> Callable[[Task], Task]:
     return register
 
 
+Cleanup = Callable[[DbSession, Job], None]
+CLEANUPS: dict[str, Cleanup] = {}
+"""Undo functions by job ``kind``: called by :func:`finish_job` when such a job fails or is
+cancelled (e.g. an import job removes the rows its committed batches wrote)."""
+
+
+def cleanup(kind: str) -> Callable[[Cleanup], Cleanup]:
+    """Register ``function`` as what undoes a failed or cancelled job of ``kind``."""
+    def register(function: Cleanup) -> Cleanup:
+        CLEANUPS[kind] = function
+        return function
+    return register
+
+
 def create_job(
     session: DbSession, *, kind: str, user: User, treebank_id: int | None = None,
     params: dict[str, Any] | None = None, retry_of: int | None = None,
@@ -230,11 +244,14 @@ def finish_job(
     """Record that the job ended ``failed`` or ``cancelled`` (commits; logs the event).
 
     ``message`` and ``error`` are shown to users: never a traceback (see :func:`failure_message`).
-    A failed job keeps no ``result``.
+    A failed job keeps no ``result``; the cleanup registered for its kind (:func:`cleanup`)
+    undoes what it left behind.
     """
     job = session.get(Job, job_id)
     if job is None:
         return
+    if job.kind in CLEANUPS:
+        CLEANUPS[job.kind](session, job)
     job.state, job.finished_at, job.message = state, datetime.now(UTC), message
     job.error = error if state == "failed" else None
     if state == "failed":

@@ -1,0 +1,204 @@
+"""Large imports and exports as background jobs (:mod:`app.jobs.file_tasks`), through the web
+routes and the real job runner (``inline`` and ``thread`` queues), no mocks.
+
+A file above the (lowered) ``IMPORT_INLINE_MAX_BYTES`` becomes an import job that ends with
+the same rows as an import inside the request; a malformed one stores nothing and names the
+line; a cancelled one leaves no rows (and can be retried from its staged file); an export job
+writes the same bytes as the download inside the request, for readers only.
+"""
+
+from __future__ import annotations
+
+import io
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import select
+
+from app.extensions import db
+from app.job_models import Job
+from app.models import Treebank
+from app.services.exports import export_conllu
+from app.team_models import AuditEvent
+from tests.app.conftest import PASSWORD
+from tests.app.job_workers import wait_for_job
+
+LIMIT = 20_000
+"""The lowered inline limit: the generated files below are larger."""
+
+
+def conllu(sentences: int, *, broken_at: int | None = None) -> bytes:
+    """``sentences`` small trees with unique sent_ids; ``broken_at``: that sentence's second
+    word has a HEAD that is not a number (line :func:`broken_line`)."""
+    out = []
+    for k in range(1, sentences + 1):
+        head = "x" if k == broken_at else "1"
+        out.append(f"# sent_id = s{k}\n# text = word{k} is here\n"
+                   f"1\tword{k}\tword\tNOUN\t_\t_\t0\troot\t_\t_\n"
+                   f"2\tis\tbe\tAUX\t_\t_\t{head}\tcop\t_\t_\n"
+                   f"3\there\there\tADV\t_\t_\t1\tadvmod\t_\tSpaceAfter=No\n\n")
+    return "".join(out).encode("utf-8")
+
+
+def broken_line(k: int) -> int:
+    """The line of sentence ``k``'s second word in :func:`conllu` (6 lines a sentence)."""
+    return 6 * (k - 1) + 4
+
+
+@pytest.fixture
+def jobs(app: Flask, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """Jobs run inline, uploads above :data:`LIMIT` go to a job, staging under ``tmp_path``."""
+    for key, value in {"JOB_QUEUE": "inline", "IMPORT_INLINE_MAX_BYTES": LIMIT, "IMPORT_BATCH": 50,
+                       "STAGING_DIR": str(tmp_path / "staging")}.items():
+        monkeypatch.setitem(app.config, key, value)
+    return tmp_path / "staging"
+
+
+def upload(client: FlaskClient, data: bytes, name: str = "big", split: str = "train",
+           **headers: str) -> object:
+    return client.post("/treebanks/import", data={
+        "name": name, "split": split, "file_format": "conllu",
+        "file": (io.BytesIO(data), "big.conllu")}, content_type="multipart/form-data", headers=headers)
+
+
+def job_of(response: object) -> int:
+    location = response.headers["Location"]  # type: ignore[attr-defined]
+    assert "/treebanks/jobs/" in location, location
+    return int(location.rstrip("/").rsplit("/", 1)[1])
+
+
+def ended(job: Job) -> bool:
+    return job.state not in ("queued", "running")
+
+
+def load_job(app: Flask, job_id: int) -> Job:
+    return wait_for_job(app, job_id, lambda job: True)
+
+
+def treebank_text(app: Flask, name: str) -> str:
+    with app.app_context():
+        treebank = db.session.scalars(select(Treebank).where(Treebank.name == name)).one()
+        return export_conllu(db.session, treebank)
+
+
+def test_a_large_import_is_a_job_with_the_rows_of_an_inline_import(
+        app: Flask, logged_in: FlaskClient, jobs: Path, row_counts: Callable[[], dict[str, int]]) -> None:
+    data = conllu(400)
+    assert len(data) > LIMIT
+    response = upload(logged_in, data, name="big")
+    assert response.status_code == 302  # type: ignore[attr-defined]
+    job = load_job(app, job_of(response))
+    assert (job.kind, job.state, job.error) == ("import", "done", None)
+    assert job.result is not None and job.result["sentences"] == 400 and job.result["words"] == 1200
+    assert "stored 400 of 400 sentences" in job.log_tail and "stored 50 of 400" in job.log_tail
+    assert list(jobs.glob("imports/*")) == []  # the staged upload is gone
+    page = logged_in.get(f"/treebanks/jobs/{job.id}")
+    assert page.status_code == 200 and b"Imported 400 sentences" in page.data
+    jobbed = row_counts()
+
+    app.config["IMPORT_INLINE_MAX_BYTES"] = len(data)  # the same file, inside the request
+    assert "/sentences" in upload(logged_in, data, name="small").headers["Location"]  # type: ignore[attr-defined]
+    both = row_counts()
+    assert {table: both[table] - jobbed[table] for table in both} == {
+        table: count for table, count in jobbed.items()}
+    assert treebank_text(app, "big") == treebank_text(app, "small") == data.decode("utf-8")
+    with app.app_context():
+        events = db.session.scalars(select(AuditEvent.action).where(AuditEvent.action == "import")).all()
+    assert len(events) == 2  # audited like an inline import
+
+
+def test_json_clients_get_202_with_the_job(app: Flask, logged_in: FlaskClient, jobs: Path) -> None:
+    response = upload(logged_in, conllu(400), Accept="application/json")
+    assert response.status_code == 202  # type: ignore[attr-defined]
+    body = response.get_json()  # type: ignore[attr-defined]
+    assert body["job"]["kind"] == "import" and body["page"] == f"/treebanks/jobs/{body['job']['id']}"
+
+
+def test_a_malformed_large_file_stores_nothing_and_names_the_line(
+        app: Flask, logged_in: FlaskClient, jobs: Path, row_counts: Callable[[], dict[str, int]]) -> None:
+    job = load_job(app, job_of(upload(logged_in, conllu(400, broken_at=377))))
+    assert job.state == "failed"
+    assert job.error is not None and f"line {broken_line(377)}" in job.error and "HEAD" in job.error
+    assert row_counts() == {"treebanks": 0, "documents": 0, "sentences": 0, "tokens": 0, "tree_versions": 0}
+    shown = logged_in.get(f"/jobs/{job.id}").get_json()
+    assert shown["state"] == "failed" and f"line {broken_line(377)}" in shown["error"]
+
+
+def test_a_cancelled_import_leaves_no_rows_and_can_be_retried(
+        app: Flask, logged_in: FlaskClient, jobs: Path, row_counts: Callable[[], dict[str, int]]) -> None:
+    app.config.update(JOB_QUEUE="thread", IMPORT_BATCH=5)
+    job_id = job_of(upload(logged_in, conllu(3000)))
+    wait_for_job(app, job_id, lambda job: "stored" in job.message or job.state not in ("queued", "running"),
+                 timeout=60)
+    assert logged_in.post(f"/jobs/{job_id}/cancel").status_code == 200
+    job = wait_for_job(app, job_id, ended, timeout=60)
+    assert job.state == "cancelled" and "stored" in job.log_tail  # it had written batches
+    assert row_counts() == {"treebanks": 0, "documents": 0, "sentences": 0, "tokens": 0, "tree_versions": 0}
+    assert len(list(jobs.glob("imports/*"))) == 1  # kept for the retry
+
+    app.config["IMPORT_BATCH"] = 1000
+    retried = logged_in.post(f"/jobs/{job_id}/retry")
+    assert retried.status_code == 202
+    again = wait_for_job(app, retried.get_json()["job"]["id"], ended)
+    assert again.state == "done" and row_counts()["sentences"] == 3000
+    assert list(jobs.glob("imports/*")) == []
+
+
+def test_only_the_starter_sees_a_job_of_a_new_treebank(
+        app: Flask, logged_in: FlaskClient, jobs: Path, make_user: Callable[..., int]) -> None:
+    app.config["JOB_QUEUE"] = "thread"
+    app.config["IMPORT_BATCH"] = 5
+    job_id = job_of(upload(logged_in, conllu(300)))
+    make_user("bob")
+    other = app.test_client()
+    assert other.post("/auth/login", data={"username": "bob", "password": PASSWORD}).status_code == 302
+    assert other.get(f"/treebanks/jobs/{job_id}").status_code == 404
+    assert other.get(f"/jobs/{job_id}").status_code == 404
+    assert other.post(f"/jobs/{job_id}/cancel").status_code == 404
+    wait_for_job(app, job_id, ended)
+
+
+def test_an_export_job_writes_the_bytes_of_the_inline_export(
+        app: Flask, logged_in: FlaskClient, jobs: Path, make_user: Callable[..., int]) -> None:
+    data = conllu(120)
+    app.config["IMPORT_INLINE_MAX_BYTES"] = len(data)
+    upload(logged_in, data, name="tb")
+    with app.app_context():
+        treebank_id = db.session.scalars(select(Treebank.id)).one()
+    url = f"/treebanks/{treebank_id}/export?source=gold"
+    inline = logged_in.get(url)
+    assert inline.status_code == 200
+
+    app.config["EXPORT_INLINE_MAX_SENTENCES"] = 100
+    first = job_of(logged_in.get(url))
+    job = load_job(app, first)
+    assert (job.kind, job.state, job.treebank_id) == ("export", "done", treebank_id)
+    page = logged_in.get(f"/treebanks/jobs/{first}")
+    assert f"/jobs/{first}/download".encode() in page.data
+    download = logged_in.get(f"/jobs/{first}/download")
+    assert download.status_code == 200 and download.data == inline.data == data
+    assert download.headers["X-Arcvote-Omitted"] == "0"
+    assert "filename=tb-all-gold.conllu" in download.headers["Content-Disposition"]
+    download.close()
+
+    make_user("bob")
+    other = app.test_client()
+    other.post("/auth/login", data={"username": "bob", "password": PASSWORD})
+    assert other.get(f"/jobs/{first}/download").status_code == 404  # cannot read the treebank
+
+    time.sleep(0.01)
+    second = load_job(app, job_of(logged_in.get(url)))
+    assert second.state == "done"
+    assert logged_in.get(f"/jobs/{first}/download").status_code == 410  # replaced by the newer one
+    again = logged_in.get(f"/jobs/{second.id}/download")
+    assert again.data == data
+    again.close()
+    assert logged_in.get(f"/treebanks/{treebank_id}/export?source=nope").status_code == 400
+    with app.app_context():
+        import_job = db.session.scalars(select(Job.id).where(Job.kind == "import")).first()
+    if import_job is not None:
+        assert logged_in.get(f"/jobs/{import_job}/download").status_code == 409
