@@ -134,6 +134,7 @@ def export_file(session: DbSession, job: Job, progress: Progress) -> dict[str, A
     data = export.text.encode("utf-8")
     partial.write_bytes(data)
     os.replace(partial, path)
+    progress(f"wrote {export.sentences:,} sentences ({len(data) / 2**20:.1f} MB)", 1.0)
     for earlier in session.scalars(select(Job.id).where(Job.kind == "export", Job.id != job.id,
                                                         Job.treebank_id == treebank.id)):
         remove(export_path(app, earlier))
