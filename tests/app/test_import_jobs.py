@@ -26,10 +26,11 @@ from app.services.exports import export_conllu
 from app.team_models import AuditEvent
 from tests.app.conftest import PASSWORD
 from tests.app.helpers import broken_line, conllu
-from tests.app.job_workers import wait_for_job
+from tests.app.job_workers import WorkerPool, queue_config, wait_for_job
 
 LIMIT = 20_000
 """The lowered inline limit: the generated files below are larger."""
+NO_ROWS = {"treebanks": 0, "documents": 0, "sentences": 0, "tokens": 0, "tree_versions": 0}
 
 
 @pytest.fixture
@@ -106,7 +107,7 @@ def test_a_malformed_large_file_stores_nothing_and_names_the_line(
     job = load_job(app, job_of(upload(logged_in, conllu(400, broken_at=377))))
     assert job.state == "failed"
     assert job.error is not None and f"line {broken_line(377)}" in job.error and "HEAD" in job.error
-    assert row_counts() == {"treebanks": 0, "documents": 0, "sentences": 0, "tokens": 0, "tree_versions": 0}
+    assert row_counts() == NO_ROWS
     shown = logged_in.get(f"/jobs/{job.id}").get_json()
     assert shown["state"] == "failed" and f"line {broken_line(377)}" in shown["error"]
 
@@ -120,7 +121,7 @@ def test_a_cancelled_import_leaves_no_rows_and_can_be_retried(
     assert logged_in.post(f"/jobs/{job_id}/cancel").status_code == 200
     job = wait_for_job(app, job_id, ended, timeout=60)
     assert job.state == "cancelled" and "stored" in job.log_tail  # it had written batches
-    assert row_counts() == {"treebanks": 0, "documents": 0, "sentences": 0, "tokens": 0, "tree_versions": 0}
+    assert row_counts() == NO_ROWS
     assert len(list(jobs.glob("imports/*"))) == 1  # kept for the retry
 
     app.config["IMPORT_BATCH"] = 1000
@@ -129,6 +130,31 @@ def test_a_cancelled_import_leaves_no_rows_and_can_be_retried(
     again = wait_for_job(app, retried.get_json()["job"]["id"], ended)
     assert again.state == "done" and row_counts()["sentences"] == 3000
     assert list(jobs.glob("imports/*")) == []
+
+
+def test_a_worker_killed_mid_import_leaves_no_rows(
+        app: Flask, logged_in: FlaskClient, jobs: Path, row_counts: Callable[[], dict[str, int]],
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A real ``flask worker`` on the SQLite queue, SIGKILLed after some batches: the job page's
+    heartbeat check fails the job, and its cleanup removes the committed batches."""
+    for key, value in {**queue_config(tmp_path, "sqlite"), "IMPORT_BATCH": 5}.items():
+        monkeypatch.setitem(app.config, key, value)
+    pool = WorkerPool(app, tmp_path)
+    try:
+        worker = pool.start()
+        job_id = job_of(upload(logged_in, conllu(3000)))
+        wait_for_job(app, job_id, lambda job: "stored" in job.message or ended(job), timeout=60)
+        pool.kill(worker)
+        assert row_counts()["sentences"] > 0  # committed batches, until the job is found dead
+        killed = time.monotonic()
+        while (state := logged_in.get(f"/jobs/{job_id}").get_json())["state"] == "running":
+            assert time.monotonic() - killed < 15, state
+            time.sleep(0.2)
+        assert state["state"] == "failed", state
+        assert row_counts() == NO_ROWS
+        assert len(list(jobs.glob("imports/*"))) == 1  # kept for a retry
+    finally:
+        pool.stop_all()
 
 
 def test_only_the_starter_sees_a_job_of_a_new_treebank(
