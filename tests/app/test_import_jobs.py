@@ -10,6 +10,7 @@ writes the same bytes as the download inside the request, for readers only.
 from __future__ import annotations
 
 import io
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -23,6 +24,7 @@ from app.extensions import db
 from app.job_models import Job
 from app.models import Treebank
 from app.services.exports import export_conllu
+from app.services.staging import staged_path, sweep
 from app.team_models import AuditEvent
 from tests.app.conftest import PASSWORD
 from tests.app.helpers import broken_line, conllu
@@ -211,3 +213,28 @@ def test_an_export_job_writes_the_bytes_of_the_inline_export(
         import_job = db.session.scalars(select(Job.id).where(Job.kind == "import")).first()
     if import_job is not None:
         assert logged_in.get(f"/jobs/{import_job}/download").status_code == 409
+
+
+def test_a_large_text_file_is_tokenized_into_the_pool_by_a_job(
+        app: Flask, logged_in: FlaskClient, jobs: Path) -> None:
+    lines = "".join(f"Sentence number {k} is here .\n" for k in range(1, 1201)).encode("utf-8")
+    assert len(lines) > LIMIT
+    response = logged_in.post("/treebanks/import", data={
+        "name": "text", "split": "pool", "file_format": "lines",
+        "file": (io.BytesIO(lines), "lines.txt")}, content_type="multipart/form-data")
+    job = load_job(app, job_of(response))
+    assert job.state == "done" and job.result is not None
+    assert (job.result["sentences"], job.result["trees"], job.result["split"]) == (1200, 0, "pool")
+
+
+def test_staged_files_older_than_the_retention_time_are_swept(app: Flask, jobs: Path) -> None:
+    app.config["STAGING_RETENTION_SECONDS"] = 60
+    with app.app_context():
+        old, new = staged_path(app, "exports", 1, ".conllu"), staged_path(app, "exports", 2, "../x")
+        old.write_text("old")
+        new.write_text("new")
+        assert new.name == "job-2.x"  # a suffix never leaves the folder
+        assert sweep(app, "exports", now=old.stat().st_mtime + 30) == []
+        os.utime(old, (old.stat().st_mtime - 120,) * 2)
+        assert sweep(app, "exports", now=new.stat().st_mtime + 30) == [old]
+        assert not old.exists() and new.exists()
