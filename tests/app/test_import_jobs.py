@@ -134,6 +134,24 @@ def test_a_cancelled_import_leaves_no_rows_and_can_be_retried(
     assert list(jobs.glob("imports/*")) == []
 
 
+def test_a_cancelled_import_into_an_existing_treebank_leaves_it_as_it_was(
+        app: Flask, logged_in: FlaskClient, jobs: Path, row_counts: Callable[[], dict[str, int]]) -> None:
+    small = conllu(30)
+    upload(logged_in, small, name="tb")  # inline: below the limit
+    before = row_counts()
+    assert before["sentences"] == 30
+    app.config.update(JOB_QUEUE="thread", IMPORT_BATCH=5)
+    job_id = job_of(upload(logged_in, conllu(3000), name="tb", split="dev"))
+    with app.app_context():
+        treebank_id = db.session.scalars(select(Treebank.id)).one()
+    assert load_job(app, job_id).treebank_id == treebank_id
+    wait_for_job(app, job_id, lambda job: "stored" in job.message or ended(job), timeout=60)
+    assert logged_in.post(f"/jobs/{job_id}/cancel").status_code == 200
+    assert wait_for_job(app, job_id, ended, timeout=60).state == "cancelled"
+    assert row_counts() == before
+    assert treebank_text(app, "tb") == small.decode("utf-8")
+
+
 def test_a_worker_killed_mid_import_leaves_no_rows(
         app: Flask, logged_in: FlaskClient, jobs: Path, row_counts: Callable[[], dict[str, int]],
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
