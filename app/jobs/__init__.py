@@ -20,7 +20,8 @@
 Also here: :mod:`app.jobs.control` (cancel, retry, who may), :mod:`app.jobs.health`
 (heartbeats, the reaper, ``/healthz``), :mod:`app.jobs.fanout` (a round's members as jobs of
 their own), :mod:`app.jobs.model_files` (staged model directories with checksums),
-:mod:`app.jobs.logs` (JSON-lines job logs) and :mod:`app.jobs.tasks` (what each kind does).
+:mod:`app.jobs.logs` (JSON-lines job logs), :mod:`app.jobs.tasks` (what each kind does) and
+:mod:`app.jobs.file_tasks` (large imports and exports, undone by their :func:`cleanup`).
 
 What a failed job tells its users (:func:`failure_message`, in ``error``, ``message`` and the
 log tail): a ``ValueError``/``LookupError`` is a refusal the task explains in words (no trees to
