@@ -12,6 +12,10 @@ Configuration, in order (later wins):
    :mod:`app.jobs`), ``MEMBER_PARAMS`` overrides member
    hyperparameters by name (e.g. ``{"eager": {"epochs": 3}}``), ``ENSEMBLE_PARAMS`` the
    ensemble methods' by method name (e.g. ``{"stack": {"max_iter": 5}}``);
+   ``IMPORT_INLINE_MAX_BYTES`` (2 MB), ``EXPORT_INLINE_MAX_SENTENCES`` (20,000),
+   ``IMPORT_BATCH`` (2,000 sentences), ``STAGING_DIR`` (``instance/staging``) and
+   ``STAGING_RETENTION_SECONDS`` (a day): larger imports and exports run as jobs
+   (:mod:`app.services.staging`, :mod:`app.jobs.file_tasks`);
 5. the ``test_config`` mapping.
 
 Outside tests (``TESTING``) the app refuses to start without a real ``SECRET_KEY``
@@ -32,6 +36,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
 from app import security, throttle
+from app.services import staging
 
 MAX_UPLOAD_BYTES = 50 * 1024 * 1024
 """Largest accepted CoNLL-U upload or CLI import file (50 MB)."""
@@ -68,6 +73,9 @@ def _configure(app: Flask, test_config: Mapping[str, Any] | None) -> None:
         JOB_STALE_SECONDS=45,
         MEMBER_PARAMS={},
         ENSEMBLE_PARAMS={},
+        IMPORT_INLINE_MAX_BYTES=staging.IMPORT_INLINE_MAX_BYTES,
+        EXPORT_INLINE_MAX_SENTENCES=staging.EXPORT_INLINE_MAX_SENTENCES,
+        STAGING_RETENTION_SECONDS=staging.STAGING_RETENTION_SECONDS,
         **security.COOKIE_DEFAULTS,
         **throttle.DEFAULTS,
     )

@@ -20,7 +20,8 @@
 Also here: :mod:`app.jobs.control` (cancel, retry, who may), :mod:`app.jobs.health`
 (heartbeats, the reaper, ``/healthz``), :mod:`app.jobs.fanout` (a round's members as jobs of
 their own), :mod:`app.jobs.model_files` (staged model directories with checksums),
-:mod:`app.jobs.logs` (JSON-lines job logs) and :mod:`app.jobs.tasks` (what each kind does).
+:mod:`app.jobs.logs` (JSON-lines job logs), :mod:`app.jobs.tasks` (what each kind does) and
+:mod:`app.jobs.file_tasks` (large imports and exports, undone by their :func:`cleanup`).
 
 What a failed job tells its users (:func:`failure_message`, in ``error``, ``message`` and the
 log tail): a ``ValueError``/``LookupError`` is a refusal the task explains in words (no trees to
@@ -116,6 +117,20 @@ def task(kind: str) -> Callable[[Task], Task]:
     """Register ``function`` as the task run for jobs of ``kind``."""
     def register(function: Task) -> Task:
         TASKS[kind] = function
+        return function
+    return register
+
+
+Cleanup = Callable[[DbSession, Job], None]
+CLEANUPS: dict[str, Cleanup] = {}
+"""Undo functions by job ``kind``: called by :func:`finish_job` when such a job fails or is
+cancelled (e.g. an import job removes the rows its committed batches wrote)."""
+
+
+def cleanup(kind: str) -> Callable[[Cleanup], Cleanup]:
+    """Register ``function`` as what undoes a failed or cancelled job of ``kind``."""
+    def register(function: Cleanup) -> Cleanup:
+        CLEANUPS[kind] = function
         return function
     return register
 
@@ -230,11 +245,14 @@ def finish_job(
     """Record that the job ended ``failed`` or ``cancelled`` (commits; logs the event).
 
     ``message`` and ``error`` are shown to users: never a traceback (see :func:`failure_message`).
-    A failed job keeps no ``result``.
+    A failed job keeps no ``result``; the cleanup registered for its kind (:func:`cleanup`)
+    undoes what it left behind.
     """
     job = session.get(Job, job_id)
     if job is None:
         return
+    if job.kind in CLEANUPS:
+        CLEANUPS[job.kind](session, job)
     job.state, job.finished_at, job.message = state, datetime.now(UTC), message
     job.error = error if state == "failed" else None
     if state == "failed":

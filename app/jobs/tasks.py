@@ -12,6 +12,7 @@ from threadpoolctl import threadpool_limits
 from app.job_models import Job
 from app.jobs import JobCancelled, Progress, task
 from app.jobs.fanout import MEMBER_KIND, member_job_from_json, parent_is_running, queue_runner
+from app.jobs.file_tasks import IMPORT_BATCH  # noqa: F401  (registers the import and export jobs)
 from app.jobs.model_files import clear_leftovers, publish, staging_dir
 from app.models import Treebank, User
 from app.parser_models import TrainingRound

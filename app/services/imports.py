@@ -20,7 +20,7 @@ from __future__ import annotations
 import io
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -44,6 +44,10 @@ MAX_SENTENCE_WORDS = 500
 """Most words (token lines with an integer ID) one sentence may have. The longest sentences of
 the UD treebanks have a few hundred words; a longer "sentence" is a paragraph or a file that
 lost its blank lines, and would make the editor draw thousands of arcs."""
+
+BatchReport = Callable[[Treebank, Document, int, int], None]
+"""Called after each stored batch with the treebank, the document, the sentences stored so far
+and the file's sentence count (a background import reports progress and commits there)."""
 
 _LANGUAGE_FROM_FILENAME = re.compile(r"([a-z]{2,3})_[a-z0-9]+-ud-")
 _WORD_ID = re.compile(r"[1-9][0-9]*")
@@ -70,10 +74,13 @@ def import_conllu(
     user: User,
     language: str | None = None,
     max_bytes: int | None = None,
+    batch: int | None = None,
+    report: BatchReport | None = None,
 ) -> ImportResult:
     """Add ``data`` (a CoNLL-U file) to treebank ``treebank_name``, creating it if needed.
 
-    Sentences without a tree (heads ``_``) are accepted only in the ``pool`` split.
+    Sentences without a tree (heads ``_``) are accepted only in the ``pool`` split. ``batch``:
+    store that many sentences at a time, calling ``report`` after each (default: all at once).
 
     :raise ConlluError: the file is too large, not UTF-8, empty or malformed, or has a sentence
         without a tree outside the pool (with its line).
@@ -84,7 +91,7 @@ def import_conllu(
     if split != "pool":
         _require_trees(sentences, split, filename)
     return _store(session, sentences, filename=filename, treebank_name=treebank_name, split=split,
-                  user=user, language=language)
+                  user=user, language=language, batch=batch, report=report)
 
 
 def import_text(
@@ -98,6 +105,8 @@ def import_text(
     one_per_line: bool = False,
     language: str | None = None,
     max_bytes: int | None = None,
+    batch: int | None = None,
+    report: BatchReport | None = None,
 ) -> ImportResult:
     """Tokenize plain UTF-8 text (:mod:`parsing.tokenize`) into the pool of ``treebank_name``.
 
@@ -117,7 +126,7 @@ def import_text(
     if not sentences:
         raise ConlluError(0, "the text is empty: no sentence found", source=filename)
     return _store(session, sentences, filename=filename, treebank_name=treebank_name, split=split,
-                  user=user, language=language)
+                  user=user, language=language, batch=batch, report=report)
 
 
 def _check_request(split: str, treebank_name: str, size: int, max_bytes: int | None, filename: str) -> None:
@@ -161,16 +170,23 @@ def _refuse_long_sentences(sentences: Sequence[ConlluSentence], filename: str) -
 
 def _store(
     session: DbSession, sentences: Sequence[ConlluSentence], *, filename: str, treebank_name: str,
-    split: str, user: User, language: str | None,
+    split: str, user: User, language: str | None, batch: int | None = None,
+    report: BatchReport | None = None,
 ) -> ImportResult:
     _refuse_long_sentences(sentences, filename)  # before the first row is written
     treebank = _get_or_create_treebank(
         session, treebank_name.strip(), user, language or guess_language(filename), sentences
     )
     document = _add_document(session, treebank, filename, split, user)
-    sentence_ids = _insert_sentences(session, document, sentences)
-    words = _insert_tokens(session, sentence_ids, sentences)
-    trees = _insert_gold_trees(session, sentence_ids, sentences, user)
+    words = trees = 0
+    step = max(1, batch or len(sentences))
+    for start in range(0, len(sentences), step):
+        chunk = sentences[start:start + step]
+        sentence_ids = _insert_sentences(session, document, chunk, first=start + 1)
+        words += _insert_tokens(session, sentence_ids, chunk)
+        trees += _insert_gold_trees(session, sentence_ids, chunk, user)
+        if report is not None:
+            report(treebank, document, start + len(chunk), len(sentences))
     treebank.labels = sorted(set(treebank.labels) | _labels(sentences))
     record(session, "import", user=user, treebank=treebank, document=filename, split=split,
            sentences=len(sentences), words=words)
@@ -234,7 +250,7 @@ def _add_document(
 
 
 def _insert_sentences(
-    session: DbSession, document: Document, sentences: Sequence[ConlluSentence]
+    session: DbSession, document: Document, sentences: Sequence[ConlluSentence], *, first: int = 1
 ) -> list[int]:
     rows = [
         {
@@ -245,7 +261,7 @@ def _insert_sentences(
             "comments": sentence.comments,
             "n_words": len(sentence.words),
         }
-        for position, sentence in enumerate(sentences, start=1)
+        for position, sentence in enumerate(sentences, start=first)
     ]
     statement = insert(Sentence).returning(Sentence.id, sort_by_parameter_order=True)
     return list(session.scalars(statement, rows))

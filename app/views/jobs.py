@@ -1,19 +1,23 @@
 """Background jobs from the page that started them: ``GET /jobs/<id>`` (JSON, polled; who may
 read the job's treebank), ``POST /jobs/<id>/cancel`` and ``POST /jobs/<id>/retry`` (CSRF token in
 ``X-CSRFToken``; who may ``train`` on its treebank: its owners and admins; a job of no treebank:
-whoever started it, or an admin)."""
+whoever started it, or an admin), and ``GET /jobs/<id>/download``: the file a finished export
+job wrote (who may read its treebank)."""
 
 from __future__ import annotations
 
-from flask import Blueprint, current_app, jsonify
+from flask import Blueprint, current_app, jsonify, send_file
 from flask_login import current_user
 
 from app.extensions import db
 from app.job_models import Job
 from app.jobs import RoundBusy, submit
 from app.jobs.control import JobStateError, cancel_job, retry_job
+from app.jobs.file_tasks import export_path
 from app.jobs.health import reap_stale_jobs, stale_seconds
+from app.services.exports import OMITTED_HEADER
 from app.views.access import requires
+from app.views.treebanks import safe_filename
 from app.views.workspace_api import JsonResponse
 
 bp = Blueprint("jobs", __name__, url_prefix="/jobs")
@@ -54,3 +58,21 @@ def retry(job_id: int) -> JsonResponse:
     submit(current_app._get_current_object(), job.id)  # type: ignore[attr-defined]
     db.session.expire_all()
     return jsonify(job=job.to_dict()), 202
+
+
+@bp.get("/<int:job_id>/download")
+@requires("read")
+def download(job_id: int) -> JsonResponse:
+    """The CoNLL-U file of a finished export job (409 for another kind of job or one not done;
+    410 when the file was replaced by a newer export or expired)."""
+    job = db.get_or_404(Job, job_id)
+    if job.kind != "export" or job.state != "done" or not job.result:
+        return jsonify(error=f"job {job.id} is a {job.kind} job, {job.state}: it has no file "
+                             "to download"), 409
+    path = export_path(current_app._get_current_object(), job.id)  # type: ignore[attr-defined]
+    if not path.exists():
+        return jsonify(error="this export's file is no longer kept: export the treebank again"), 410
+    response = send_file(path, mimetype="text/plain; charset=utf-8", as_attachment=True,
+                         download_name=safe_filename(str(job.result.get("file") or "export.conllu")))
+    response.headers[OMITTED_HEADER] = str(job.result.get("omitted", 0))
+    return response

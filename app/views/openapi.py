@@ -144,6 +144,13 @@ def document() -> Schema:
             "Cancel a queued job, or ask a running one to stop", params=[_id("job_id")], post=True,
             answers={"200": _json(job_answer, "the job, cancelled or cancelling"),
                      "409": _json(s.ERROR, "the job already ended")})},
+        "/jobs/{job_id}/download": {"get": _operation(
+            "The CoNLL-U file a finished export job wrote", params=[_id("job_id")],
+            answers={"200": {"description": "the file (attachment; `X-Arcvote-Omitted`: sentences "
+                                            "without a tree left out)",
+                             "content": {"text/plain": {"schema": {"type": "string"}}}},
+                     "409": _json(s.ERROR, "not an export job, or not done"),
+                     "410": _json(s.ERROR, "the file was replaced by a newer export, or expired")})},
         "/jobs/{job_id}/retry": {"post": _operation(
             "Queue a failed or cancelled job again, as a new job", params=[_id("job_id")], post=True,
             answers={"202": _json(job_answer, "the new job"),

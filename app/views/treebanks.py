@@ -4,20 +4,35 @@ from __future__ import annotations
 
 import re
 
-from flask import Blueprint, Response, abort, current_app, flash, redirect, render_template, request, url_for
+from flask import (
+    Blueprint,
+    Response,
+    abort,
+    current_app,
+    flash,
+    jsonify,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
 from flask_login import current_user
 from sqlalchemy import select
 from werkzeug.wrappers import Response as BaseResponse
 
 from app.extensions import db
 from app.forms import ImportForm
-from app.models import SPLITS, Treebank
+from app.job_models import Job
+from app.jobs.file_tasks import export_path
+from app.models import SPLITS, Treebank, User
 from app.services.audit import record
 from app.services.browse import treebank_stats
 from app.services.exports import OMITTED_HEADER, export_treebank
 from app.services.imports import ImportResult, import_conllu, import_text
-from app.services.permissions import PermissionDenied, readable_treebanks, require
+from app.services.permissions import PermissionDenied, can, readable_treebanks, require
+from app.services.trees import check_export_source
 from app.views.access import requires, signed_in
+from app.views.background import queue_export, queue_import
 from parsing.conllu_io import ConlluError
 
 bp = Blueprint("treebanks", __name__, url_prefix="/treebanks")
@@ -36,10 +51,12 @@ def index() -> str:
 
 @bp.route("/import", methods=["GET", "POST"])
 @signed_in
-def upload() -> str | BaseResponse | tuple[str, int]:
+def upload() -> str | BaseResponse | tuple[str | BaseResponse, int]:
     """Import an uploaded CoNLL-U or text file, or pasted text; a bad one is refused with its
     line and problem. A new name makes a treebank the user owns; an existing one needs the
-    ``import`` permission (403; a treebank the user cannot see just has a taken name: 422)."""
+    ``import`` permission (403; a treebank the user cannot see just has a taken name: 422).
+    A file above ``IMPORT_INLINE_MAX_BYTES`` becomes an import job: the answer is its page
+    (or, to ``Accept: application/json``, 202 with the job)."""
     form = ImportForm()
     if request.method == "GET" and request.args.get("name"):
         form.name.data = request.args["name"]
@@ -50,6 +67,9 @@ def upload() -> str | BaseResponse | tuple[str, int]:
     try:
         if existing is not None:  # refused before the file is read, not after
             require(current_user, "import", existing)
+        job = queue_import(form, existing)
+        if job is not None:
+            return _queued(job)
         result = _import(form)
     except (ConlluError, ValueError) as error:
         db.session.rollback()
@@ -64,6 +84,31 @@ def upload() -> str | BaseResponse | tuple[str, int]:
     flash(f"Imported {result.sentences} sentences ({result.words} words) into "
           f"{result.treebank.name} ({result.document.split}).", "success")
     return redirect(url_for("sentences.index", treebank_id=result.treebank.id))
+
+
+def _queued(job: Job) -> BaseResponse | tuple[BaseResponse, int]:
+    """The answer to a request that started a job: its page, or 202 with it for JSON clients."""
+    if request.accept_mimetypes.best == "application/json":
+        return jsonify(job=job.to_dict(), page=url_for("treebanks.job_page", job_id=job.id)), 202
+    return redirect(url_for("treebanks.job_page", job_id=job.id))
+
+
+@bp.route("/jobs/<int:job_id>")
+@requires("read")
+def job_page(job_id: int) -> str:
+    """A background import or export: its progress bar, Cancel and Retry (for who may), and
+    when it is done the imported document's link or the export's download link."""
+    job = db.get_or_404(Job, job_id)
+    starter = db.session.get(User, job.user_id)
+    treebank = db.session.get(Treebank, job.treebank_id) if job.treebank_id is not None else None
+    names = {"import": "Importing", "export": "Exporting"}
+    subject = (job.params or {}).get("filename") or (treebank.name if treebank else "")
+    return render_template(
+        "treebanks/job.html", job=job, starter=starter.username if starter else "?",
+        title=f"{names.get(job.kind, job.kind.capitalize())} {subject}".strip(),
+        may_cancel=treebank is None or can(current_user, "train", treebank),
+        file_kept=job.kind == "export" and export_path(current_app._get_current_object(),  # type: ignore[attr-defined]
+                                                       job.id).exists())
 
 
 def _import(form: ImportForm) -> ImportResult:
@@ -86,13 +131,14 @@ def _import(form: ImportForm) -> ImportResult:
 
 @bp.route("/<int:treebank_id>/export")
 @requires("read")
-def export(treebank_id: int) -> Response:
+def export(treebank_id: int) -> BaseResponse | tuple[BaseResponse, int]:
     """Download the treebank (or one split) as CoNLL-U with the trees of one source.
 
     Sentences without a tree from the source are left out; the ``X-Arcvote-Omitted`` header
     says how many. An unknown ``source`` is a 400 naming the known ones. ``reviewed_only=1``
     keeps only reviewed sentences, ``provenance=1`` adds each annotated arc's source to MISC
-    (``ArcSource=human|parser``; see the exports service).
+    (``ArcSource=human|parser``; see the exports service). More sentences than
+    ``EXPORT_INLINE_MAX_SENTENCES``: an export job, whose page offers the download.
     """
     treebank = db.get_or_404(Treebank, treebank_id)
     source = request.args.get("source", "gold")
@@ -101,6 +147,14 @@ def export(treebank_id: int) -> Response:
         split = None
     reviewed_only = request.args.get("reviewed_only") in ("1", "on", "true", "yes")
     provenance = request.args.get("provenance") in ("1", "on", "true", "yes")
+    try:
+        check_export_source(source)
+    except ValueError as error:
+        abort(400, str(error))
+    job = queue_export(treebank, {"source": source, "split": split, "reviewed_only": reviewed_only,
+                                  "provenance": provenance})
+    if job is not None:
+        return _queued(job)
     try:
         export = export_treebank(db.session, treebank, source=source, split=split,
                                  reviewed_only=reviewed_only, provenance=provenance)

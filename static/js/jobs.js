@@ -7,7 +7,17 @@
 
 import { api } from "./api.js";
 
-const ACTIVE = ["queued", "running"];
+export const ACTIVE = ["queued", "running"];
+
+/** The one-line state of a job, as the job boxes show it. */
+export function describe(job) {
+  const percent = Math.round(job.progress * 100);
+  if (job.state === "failed") return `Failed: ${job.error ?? job.message}`;
+  if (job.state === "cancelled") return `Cancelled: ${job.message}`;
+  if (job.state === "done") return `Done: ${job.message}`;
+  if (job.cancel_requested) return `${percent}% · cancelling at the next step…`;
+  return `${percent}% · ${job.message}`;
+}
 
 export function startJobs(form, box) {
   const bar = box.querySelector("#job-progress");
@@ -20,15 +30,6 @@ export function startJobs(form, box) {
   const jobUrl = (id) => form.dataset.jobs.replace(/0$/, String(id));
   let current = null;
   let polling = null;
-
-  function describe(job) {
-    const percent = Math.round(job.progress * 100);
-    if (job.state === "failed") return `Failed: ${job.error ?? job.message}`;
-    if (job.state === "cancelled") return `Cancelled: ${job.message}`;
-    if (job.state === "done") return `Done: ${job.message}`;
-    if (job.cancel_requested) return `${percent}% · cancelling at the next step…`;
-    return `${percent}% · ${job.message}`;
-  }
 
   function show(job) {
     current = job;

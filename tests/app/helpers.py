@@ -40,3 +40,21 @@ def run_round(app: Flask, session: Session, user: User, treebank: Treebank, pars
     assert done is not None and done.state == "done", done.error if done else None
     return session.scalars(select(TrainingRound).where(TrainingRound.treebank_id == treebank.id)
                            .order_by(TrainingRound.number.desc()).limit(1)).one()
+
+
+def conllu(sentences: int, *, broken_at: int | None = None) -> bytes:
+    """``sentences`` small trees with unique sent_ids; ``broken_at``: that sentence's second
+    word has a HEAD that is not a number (line :func:`broken_line`)."""
+    out = []
+    for k in range(1, sentences + 1):
+        head = "x" if k == broken_at else "1"
+        out.append(f"# sent_id = s{k}\n# text = word{k} is here\n"
+                   f"1\tword{k}\tword\tNOUN\t_\t_\t0\troot\t_\t_\n"
+                   f"2\tis\tbe\tAUX\t_\t_\t{head}\tcop\t_\t_\n"
+                   f"3\there\there\tADV\t_\t_\t1\tadvmod\t_\tSpaceAfter=No\n\n")
+    return "".join(out).encode("utf-8")
+
+
+def broken_line(k: int) -> int:
+    """The line of sentence ``k``'s second word in :func:`conllu` (6 lines a sentence)."""
+    return 6 * (k - 1) + 4

@@ -64,6 +64,8 @@ class WorkerPool:
         env = {**os.environ, "PYTHONPATH": str(ROOT), "DATABASE_URL": str(config["SQLALCHEMY_DATABASE_URI"]),
                "JOB_QUEUE": str(config["JOB_QUEUE"]), "REDIS_URL": str(config["REDIS_URL"])}
         env.update({f"FLASK_{key}": json.dumps(config[key]) for key in keys})
+        optional = ("STAGING_DIR", "IMPORT_BATCH", "IMPORT_INLINE_MAX_BYTES", "EXPORT_INLINE_MAX_SENTENCES")
+        env.update({f"FLASK_{key}": json.dumps(config[key]) for key in optional if key in config})
         # A worker is not TESTING: it refuses to start without a real key (it signs no cookies).
         env["FLASK_SECRET_KEY"] = json.dumps(secrets.token_hex(32))
         return env
