@@ -100,6 +100,14 @@ def report(path: Path) -> str:
             cells.append(f"{got['edits']:,} ({saved:.1f}% saved{extra}; {moved})")
         words = next(iter(runs.values()))["words"]
         lines.append(f"| {treebank} | {words:,} | " + " | ".join(cells) + f" | {base:,} |")
+    lines += ["", "Edits of a wrong head only (label-only edits left out), % saved against one by one:", "",
+              "| treebank | " + " | ".join(names[1:]) + " | one by one |", "|---|" + "---|" * len(names)]
+    for treebank, runs in sorted(rows.items()):
+        heads = {name: got["edits"] - got["label_only_edits"] for name, got in runs.items()}
+        base = heads.get("one-by-one")
+        cells = [f"{heads[name]:,} ({100.0 * (1 - heads[name] / base):.1f}%)"
+                 if name in heads and base else "–" for name in names[1:]]
+        lines.append(f"| {treebank} | " + " | ".join(cells) + f" | {base:,} |")
     return "\n".join(lines)
 
 

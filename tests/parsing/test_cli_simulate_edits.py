@@ -164,3 +164,19 @@ def test_worst_first_confirms_the_right_words_of_lower_share(tiny: dict[str, Pat
     with pytest.raises(ValueError, match="confirm"):
         run_edits(load_models(tiny["model"]), [sentence], policy="worst-first", interactive=False,
                   confirm="maybe")
+
+
+def test_accepting_by_vote_share_confirms_only_right_words_above_it(tiny: dict[str, Path]) -> None:
+    sentence = next(s for s in load_sentences(tiny["dev"]) if len(s) >= 6)
+    labels = list(sentence.deprels)
+    labels[2] = labels[5] = "wrong-label"  # both unanimous (share 1), both wrong
+    shown = Parse(sentence.heads.copy(), labels)
+    other_heads = sentence.heads.copy()
+    other_heads[1] = 0 if sentence.heads[1] != 0 else 2
+    other = Parse(other_heads, labels)  # word 1: share 1/2, right
+    state = EditState(sentence, shown, [shown, other])
+    assert state.step("worst-first", [1.0, 1.0], accept_share=0.9)
+    assert state.fixed == {2: int(sentence.heads[2])}
+    # every right word of share >= 0.9 is accepted; word 1 (share 1/2) and word 5 (wrong) are not
+    assert state.confirmed == set(range(3, len(sentence) + 1)) - {5}
+    assert state.edits == 1 and state.confirmations == len(sentence) - 3
