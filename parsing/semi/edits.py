@@ -26,6 +26,13 @@ the annotator also accepts, before each edit, every right word whose share is at
 value. A confirmed or fixed arc never changes again; confirmations are counted apart from
 edits (``confirmations``) and never count as edits.
 
+Measured (``bench/simulate_edits.py``, six UD dev files, graph1+eager+hybrid, gold tags):
+re-parsing saves 3-17% of the edits with confirmations (left to right), 1-14% without, short
+of the 25% hoped for. Each member alone shows where: under a confirmed prefix the transition
+members' guided re-parse fixes about three wrong arcs per one it breaks (Wolof: eager 505/160,
+hybrid 537/185), the arc-factored graph1 propagates little (216/36), and about a quarter of the
+edits are label-only (a right head, a wrong label), which a re-parse seldom fixes.
+
 Every fixed arc stays, so a sentence of ``n`` words takes at most ``n`` edits. Sentences are
 independent; each step edits every unfinished sentence once and re-parses them together.
 """
