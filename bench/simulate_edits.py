@@ -5,7 +5,8 @@ editor's demo members) with the default ensemble is trained on train once (into 
 6 epochs; dev picks the best), then ``parsing.semi.edits`` counts the
 edits on dev: fixing every wrong arc one by one, and interactively (re-parsing under the human
 arcs after each edit) with both policies, without and with confirmations (``passed``: the words
-the annotator read before each fixed one are accepted, no edit). One JSON line per run goes to
+the annotator read before each fixed one are accepted, no edit; ``accept0.9``: worst first also
+accepts every right word whose head has a vote share of 0.9 or more). One JSON line per run goes to
 ``--out``; ``--report`` prints the table from such a file.
 
     PYTHONPATH=. nice -n 5 .venv/bin/python bench/simulate_edits.py [--treebanks A,B] \\
@@ -35,14 +36,15 @@ TREEBANKS = ("UD_Afrikaans-AfriBooms", "UD_Irish-IDT", "UD_Tamil-TTB", "UD_Telug
              "UD_Wolof-WTB")
 EPOCHS = {"graph1": {"max_iter": 6}, "eager": {"epochs": 6}, "hybrid": {"epochs": 6}, "swap": {"epochs": 6}}
 """Modest training (the simulated rounds' settings, ``bench/simulate.py``)."""
-VARIANTS = (
-    ("one-by-one", "worst-first", False, "none"),
-    ("worst-first", "worst-first", True, "none"),
-    ("worst-first+confirm", "worst-first", True, "passed"),
-    ("left-to-right", "left-to-right", True, "none"),
-    ("left-to-right+confirm", "left-to-right", True, "passed"),
+VARIANTS: tuple[tuple[str, str, bool, str, float | None], ...] = (
+    ("one-by-one", "worst-first", False, "none", None),
+    ("worst-first", "worst-first", True, "none", None),
+    ("worst-first+confirm", "worst-first", True, "passed", None),
+    ("worst-first+confirm+accept0.9", "worst-first", True, "passed", 0.9),
+    ("left-to-right", "left-to-right", True, "none", None),
+    ("left-to-right+confirm", "left-to-right", True, "passed", None),
 )
-"""(name, policy, interactive, confirm) of each run."""
+"""(name, policy, interactive, confirm, accept_share) of each run."""
 
 
 def model_dir(models: Path, treebank: str, parsers: list[str]) -> Path:
@@ -66,12 +68,13 @@ def run(treebanks: list[str], parsers: list[str], models: Path, out: Path) -> No
         folder = model_dir(models, treebank, parsers)
         bundle = load_models(folder)
         gold = load_sentences(next((UD / treebank).glob("*-ud-dev.conllu")))
-        for name, policy, interactive, confirm in VARIANTS:
+        for name, policy, interactive, confirm, accept in VARIANTS:
             started = time.perf_counter()
-            result = simulate_edits(bundle, gold, policy=policy, interactive=interactive, confirm=confirm)
+            result = simulate_edits(bundle, gold, policy=policy, interactive=interactive, confirm=confirm,
+                                    accept_share=accept)
             line = {"treebank": treebank, "variant": name, "policy": policy, "interactive": interactive,
-                    "confirm": confirm, "parsers": bundle.ensemble_members, "model": str(folder),
-                    "seconds": round(time.perf_counter() - started, 1), **result}
+                    "confirm": confirm, "accept_share": accept, "parsers": bundle.ensemble_members,
+                    "model": str(folder), "seconds": round(time.perf_counter() - started, 1), **result}
             with out.open("a", encoding="utf-8") as handle:
                 handle.write(json.dumps(line) + "\n")
             print(treebank, name, result["edits"], f"{line['seconds']}s", flush=True)
@@ -95,7 +98,7 @@ def report(path: Path) -> str:
                 cells.append("–")
                 continue
             saved = 100.0 * (1 - got["edits"] / base)
-            extra = f", {got['confirmations']:,} conf." if got["confirm"] == "passed" else ""
+            extra = f", {got['confirmations']:,} conf." if got["confirmations"] else ""
             moved = f"+{got['reparse_fixed']}/-{got['reparse_broke']}"
             cells.append(f"{got['edits']:,} ({saved:.1f}% saved{extra}; {moved})")
         words = next(iter(runs.values()))["words"]
