@@ -256,14 +256,32 @@ def forced_labels(heads: Heads, preferred: Parse, fallback: Sequence[str],
 
 
 def keep_previous_labels(parse: Parse, previous: Parse, constraints: Constraints) -> Parse:
-    """``parse`` with ``previous``'s label on every free word whose head did not change.
+    """``parse`` with ``previous``'s label on every free word whose head did not change and
+    whose neighbourhood did not either.
 
     Re-parsing around a human's arcs should change what follows from them, not relabel arcs
-    that stayed where they were (label churn an annotator would have to check again).
+    far from them (label churn an annotator would have to check again). A word's label does
+    follow from the arcs around it (the labeller reads the head's head and the siblings; the
+    members vote labels by the trees around them), so a free word takes the new label when its
+    own head, its head's arc, or the arc of another dependent of its head (before or after)
+    moved, or was forced to something ``previous`` did not have; otherwise it keeps its
+    previous label. Label changes alone do not spread (two free siblings cannot justify each
+    other's new label).
     """
-    deprels = [
-        previous.deprels[d] if d and d not in constraints.labels and parse.heads[d] == previous.heads[d]
-        else label
-        for d, label in enumerate(parse.deprels)
-    ]
+    size = len(parse.heads)
+    moved = {d for d in range(1, size) if parse.heads[d] != previous.heads[d]}
+    moved |= {d for d, h in constraints.heads.items() if previous.heads[d] != h}
+    moved |= {d for d, label in constraints.labels.items() if previous.deprels[d] != label}
+    around: dict[int, set[int]] = {}
+    for d in moved:
+        for head in (int(parse.heads[d]), int(previous.heads[d])):
+            around.setdefault(head, set()).add(d)
+
+    def keeps(d: int) -> bool:
+        head = int(parse.heads[d])
+        if d in constraints.labels or d in moved or head in moved:
+            return False
+        return not around.get(head, set()) - {d}
+
+    deprels = [previous.deprels[d] if d and keeps(d) else label for d, label in enumerate(parse.deprels)]
     return replace(parse, deprels=deprels)

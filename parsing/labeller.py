@@ -20,6 +20,10 @@ There is no warm start: liblinear's solver cannot resume, so a parser's warm fit
 (``warm_start=True``) refits its labeller from scratch on all the training trees
 (``bench/warm_rounds.py`` reports what share of a warm round that is).
 
+Partial trees (:mod:`parsing.semi.partial`): only the annotated arcs (``Sentence.annotated``,
+provenance "human") train the classifier; the arcs the parsers filled in (provenance "parser")
+are left out of the loss.
+
 Conventions: index 0 is ROOT; ``heads`` has shape ``(n+1,)`` with ``heads[0] == -1``.
 """
 
@@ -154,12 +158,25 @@ class ArcLabeller(BaseEstimator):  # type: ignore[misc]
         self.random_state = random_state
 
     def fit(self, sentences: Sequence[Sentence]) -> Self:
-        """Learn from the gold trees and labels of ``sentences``."""
+        """Learn from the gold trees and labels of ``sentences``.
+
+        On a partial tree (:attr:`Sentence.partial`) only the arcs a person set or confirmed
+        (``Sentence.annotated``) are training examples: the labels the parsers filled in are
+        left out of the loss (and their features add no columns). The tree around an
+        annotated arc (its head's head, its dependents) is still read from the whole tree.
+
+        Raises:
+            ValueError: no sentence has an annotated arc to learn from.
+        """
         self.encoder_ = TokenEncoder.build(sentences)
-        hashed = self._hashed(sentences, [s.heads for s in sentences])
+        kept = _annotated_rows(sentences)
+        if sentences and not kept.any():
+            raise ValueError("the labeller needs at least one annotated arc; every arc is unconfirmed")
+        hashed = self._hashed(sentences, [s.heads for s in sentences])[kept]
         features, counts = np.unique(hashed, return_counts=True)
         self.columns_ = features[counts >= self.min_count]
         labels = [label for s in sentences for label in s.deprels[1:]]
+        labels = [label for label, keep in zip(labels, kept.tolist(), strict=True) if keep]
         self.classes_ = np.array(sorted(set(labels)))
         target = np.searchsorted(self.classes_, labels)
         self.model_: LinearSVC | None = None
@@ -222,3 +239,11 @@ class ArcLabeller(BaseEstimator):  # type: ignore[misc]
         rows = np.broadcast_to(np.arange(len(hashed))[:, None], hashed.shape)[known]
         data = np.ones(len(rows))
         return sp.csr_matrix((data, (rows, where[known])), shape=(len(hashed), len(self.columns_)))
+
+
+def _annotated_rows(sentences: Sequence[Sentence]) -> NDArray[np.bool_]:
+    """Which arcs (words ``1..n`` of every sentence, concatenated) are training examples: all
+    of a whole tree's, the annotated ones of a partial tree's; shape ``(sum of n,)``."""
+    parts = [np.asarray(s.annotated[1:], dtype=bool) if s.partial and s.annotated is not None
+             else np.ones(len(s), dtype=bool) for s in sentences]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=bool)

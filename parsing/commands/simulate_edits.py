@@ -1,11 +1,14 @@
 """``simulate-edits``: how many edits an oracle annotator needs, with and without re-parsing.
 
     python -m parsing simulate-edits --model MODEL_DIR --input GOLD.conllu \\
-        --policy worst-first|left-to-right [--interactive] --out RESULT.json
+        --policy worst-first|left-to-right [--interactive] [--confirm none|passed] \\
+        [--accept-share SHARE] --out RESULT.json
 
 RESULT.json: ``{"sentences", "words", "edits", "edits_per_100_words", "wrong_arcs_before"}``
-(plus the settings). See :mod:`parsing.semi.edits` for what an edit is and what the
-policies and ``--interactive`` do.
+(the contract), ``"confirmations"`` (words accepted without an edit), ``"reparse_fixed"`` and
+``"reparse_broke"`` (free words re-parses turned right / wrong), plus the settings. See
+:mod:`parsing.semi.edits` for what an edit and a confirmation are and what the policies and
+``--interactive`` do.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from pathlib import Path
 
 from parsing.conllu_io import load_sentences
 from parsing.pipeline import load_models
-from parsing.semi.edits import POLICIES, simulate_edits
+from parsing.semi.edits import CONFIRM, POLICIES, simulate_edits
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -35,6 +38,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                      help="worst-first: lowest vote share first; left-to-right: leftmost first")
     sim.add_argument("--interactive", action="store_true",
                      help="re-parse under the fixed arcs after each edit (constrained ensemble)")
+    sim.add_argument("--confirm", choices=CONFIRM, default="none",
+                     help="passed: the words read before each fixed one are confirmed (accepted, no edit) "
+                     "and stay; none: only fixed arcs stay (default)")
+    sim.add_argument("--accept-share", type=float, default=None, metavar="SHARE",
+                     help="also accept, before each edit, every right word whose head vote share is >= SHARE")
     sim.add_argument("--out", required=True, type=Path, help="RESULT.json to write")
     sim.set_defaults(run=run_simulate_edits)
 
@@ -44,9 +52,10 @@ def run_simulate_edits(args: argparse.Namespace) -> int:
     bundle = load_models(args.model)
     gold = load_sentences(args.input)
     result = simulate_edits(bundle, gold, policy=args.policy, interactive=args.interactive,
+                            confirm=args.confirm, accept_share=args.accept_share,
                             progress=lambda line: print(line, file=sys.stderr))
-    written = {**result, "policy": args.policy, "interactive": args.interactive,
-               "model": str(args.model), "input": str(args.input)}
+    written = {**result, "policy": args.policy, "interactive": args.interactive, "confirm": args.confirm,
+               "accept_share": args.accept_share, "model": str(args.model), "input": str(args.input)}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(written, indent=2) + "\n", encoding="utf-8")
     print("\t".join(result))

@@ -13,6 +13,22 @@ the members' votes with the human arcs forced and the ensemble's arcs strongly p
 (:func:`parsing.ensemble.constrained.force_combined`, the constrained ensemble's step): the
 result is always a tree, equal to the ensemble's wherever that agrees with the human arcs.
 
+What each member does with a partial tree (``Sentence.annotated`` marks the human words,
+provenance "human"; the others, provenance "parser", were filled in as above):
+
+* ``graph1``, ``graph2`` (graph-based): the arcs are learned from the annotated words only.
+  Each online update's target is the best tree under the current weights that contains the
+  human arcs (constrained decoding, Li, Zhang, Chao & Zhang 2016), and the loss counts only
+  human words, so the filled-in arcs are left out of the loss. Their labeller
+  (:class:`parsing.labeller.ArcLabeller`) trains on the annotated arcs only; the filled-in
+  labels are left out too (the tree around an annotated arc is still read whole).
+* ``eager``, ``hybrid``, ``swap`` and their right-to-left twins (transition-based): trained
+  on the whole filled-in tree, every arc and label weighted alike. Their oracles need a
+  complete tree (the swap oracle orders words by it; the pseudo-projective members lift the
+  whole tree first), so leaving arcs out would need a dynamic oracle over partial gold arcs,
+  which is not built.
+* ``neural``: trained on the whole filled-in tree, like the transition members.
+
 Conventions (see :mod:`parsing`): index 0 is ROOT, ``heads[0] == -1``, ``scores[dep, head]``.
 """
 
@@ -30,7 +46,6 @@ from parsing.ensemble.constrained import force_combined
 from parsing.types import Parse, Sentence
 
 __all__ = ["doubtful_words", "partial_tree"]
-
 
 
 def doubtful_words(member_parses: Sequence[Parse], ensemble: Parse, weights: ArrayLike,

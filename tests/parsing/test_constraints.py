@@ -191,12 +191,17 @@ def test_constraints_that_do_not_fit_are_refused(bundle: ModelBundle, wolof: Dat
 
 
 def test_previous_labels_stay_on_arcs_that_did_not_move() -> None:
-    before = Parse(np.array([-1, 2, 0, 2]), ["", "nsubj", "root", "obj"])
-    after = Parse(np.array([-1, 3, 0, 2]), ["", "nmod", "root", "iobj"])
-    kept = keep_previous_labels(after, before, Constraints({1: 3}))
-    assert kept.deprels == ["", "nmod", "root", "obj"]  # word 1 moved: its new label stays
-    forced = keep_previous_labels(after, before, Constraints({3: 2}, {3: "iobj"}))
-    assert forced.deprels[3] == "iobj"
+    before = Parse(np.array([-1, 2, 0, 2, 2, 6, 2]), ["", "nsubj", "root", "obj", "obl", "det", "obl"])
+    after = Parse(np.array([-1, 2, 0, 2, 3, 6, 2]), ["", "obj", "root", "iobj", "nmod", "amod", "advmod"])
+    kept = keep_previous_labels(after, before, Constraints({4: 3}))
+    # word 4 moved from 2 to 3: its new label stays, and so do the new labels of its old
+    # siblings (1, 3, 6, under 2); word 5 (under 6, whose head stayed) keeps "det"
+    assert kept.deprels == ["", "obj", "root", "iobj", "nmod", "det", "advmod"]
+    nothing_moved = Parse(np.array([-1, 2, 0, 2, 2, 6, 2]), after.deprels)
+    assert keep_previous_labels(nothing_moved, before, Constraints({})).deprels == before.deprels
+    forced = keep_previous_labels(nothing_moved, before, Constraints({3: 2}, {3: "iobj"}))
+    # a forced label the tree did not have relabels the word's siblings, not the far word 5
+    assert forced.deprels == ["", "obj", "root", "iobj", "nmod", "det", "advmod"]
 
 
 def test_constraints_are_frozen_and_pickle() -> None:

@@ -63,3 +63,28 @@ def test_a_whole_annotated_tree_trains_as_before(wolof: list[Sentence]) -> None:
 def test_annotated_must_cover_every_position(wolof: list[Sentence]) -> None:
     with pytest.raises(ValueError, match="annotated"):
         replace(wolof[0], annotated=np.ones(2, dtype=bool))
+
+
+def test_the_labeller_leaves_unconfirmed_labels_out_of_the_loss(wolof: list[Sentence]) -> None:
+    from parsing.labeller import ArcLabeller
+
+    marked = partial(wolof, filled="gold")
+    # the labels the parsers filled in are nonsense here: a label no treebank has
+    scrambled = [replace(s, deprels=[label if s.annotated is not None and s.annotated[d] else "parser-made"
+                                     for d, label in enumerate(s.deprels)]) for s in marked]
+    with_gold = ArcLabeller(n_bits=16).fit(marked)
+    with_noise = ArcLabeller(n_bits=16).fit(scrambled)
+    assert "parser-made" not in with_noise.classes_.tolist()
+    np.testing.assert_array_equal(with_gold.classes_, with_noise.classes_)
+    assert with_gold.model_ is not None and with_noise.model_ is not None
+    np.testing.assert_array_equal(with_gold.model_.coef_, with_noise.model_.coef_)
+    whole = ArcLabeller(n_bits=16).fit(wolof)  # the mask did change training
+    assert not np.array_equal(whole.columns_, with_gold.columns_)
+
+
+def test_a_labeller_with_no_annotated_arc_is_refused(wolof: list[Sentence]) -> None:
+    from parsing.labeller import ArcLabeller
+
+    nothing = [replace(s, annotated=np.zeros(len(s) + 1, dtype=bool)) for s in wolof[:3]]
+    with pytest.raises(ValueError, match="annotated arc"):
+        ArcLabeller(n_bits=16).fit(nothing)

@@ -1,0 +1,133 @@
+"""Edits an oracle annotator needs on each shared treebank's dev file: one by one vs re-parsing.
+
+For every treebank (gold tags) a model of ``--parsers`` (default graph1+eager+hybrid, the
+editor's demo members) with the default ensemble is trained on train once (into ``--models``,
+6 epochs; dev picks the best), then ``parsing.semi.edits`` counts the
+edits on dev: fixing every wrong arc one by one, and interactively (re-parsing under the human
+arcs after each edit) with both policies, without and with confirmations (``passed``: the words
+the annotator read before each fixed one are accepted, no edit; ``accept0.9``: worst first also
+accepts every right word whose head has a vote share of 0.9 or more). One JSON line per run goes to
+``--out``; ``--report`` prints the table from such a file.
+
+    PYTHONPATH=. nice -n 5 .venv/bin/python bench/simulate_edits.py [--treebanks A,B] \\
+        [--parsers graph1,eager,hybrid] [--models bench/out/simulate_edits_models] \\
+        [--out bench/out/simulate_edits.jsonl]
+    PYTHONPATH=. .venv/bin/python bench/simulate_edits.py --report bench/out/simulate_edits.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from threadpoolctl import threadpool_limits
+
+from parsing.conllu_io import load_sentences
+from parsing.pipeline import MANIFEST, load_models, train_models
+from parsing.semi.edits import simulate_edits
+
+UD = Path(os.environ.get("ARCVOTE_UD_ROOT") or Path(__file__).resolve().parents[2] / "shared" / "ud")
+TREEBANKS = ("UD_Afrikaans-AfriBooms", "UD_Irish-IDT", "UD_Tamil-TTB", "UD_Telugu-MTG", "UD_Welsh-CCG",
+             "UD_Wolof-WTB")
+EPOCHS = {"graph1": {"max_iter": 6}, "eager": {"epochs": 6}, "hybrid": {"epochs": 6}, "swap": {"epochs": 6}}
+"""Modest training (the simulated rounds' settings, ``bench/simulate.py``)."""
+VARIANTS: tuple[tuple[str, str, bool, str, float | None], ...] = (
+    ("one-by-one", "worst-first", False, "none", None),
+    ("worst-first", "worst-first", True, "none", None),
+    ("worst-first+confirm", "worst-first", True, "passed", None),
+    ("worst-first+confirm+accept0.9", "worst-first", True, "passed", 0.9),
+    ("left-to-right", "left-to-right", True, "none", None),
+    ("left-to-right+confirm", "left-to-right", True, "passed", None),
+)
+"""(name, policy, interactive, confirm, accept_share) of each run."""
+
+
+def model_dir(models: Path, treebank: str, parsers: list[str]) -> Path:
+    """The treebank's model of ``parsers`` (``models/graph1+eager+hybrid/TREEBANK``), trained
+    on first use."""
+    folder = models / "+".join(parsers) / treebank
+    if (folder / MANIFEST).is_file():
+        return folder
+    source = UD / treebank
+    train = load_sentences(next(source.glob("*-ud-train.conllu")))
+    dev = load_sentences(next(source.glob("*-ud-dev.conllu")))
+    train_models(train, dev, folder, names=parsers, tags="gold", ensemble="vote-uniform",
+                 params={name: EPOCHS[name] for name in parsers if name in EPOCHS})
+    return folder
+
+
+def run(treebanks: list[str], parsers: list[str], models: Path, out: Path) -> None:
+    """Every variant on every treebank, one JSON line each (appended to ``out``)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    for treebank in treebanks:
+        folder = model_dir(models, treebank, parsers)
+        bundle = load_models(folder)
+        gold = load_sentences(next((UD / treebank).glob("*-ud-dev.conllu")))
+        for name, policy, interactive, confirm, accept in VARIANTS:
+            started = time.perf_counter()
+            result = simulate_edits(bundle, gold, policy=policy, interactive=interactive, confirm=confirm,
+                                    accept_share=accept)
+            line = {"treebank": treebank, "variant": name, "policy": policy, "interactive": interactive,
+                    "confirm": confirm, "accept_share": accept, "parsers": bundle.ensemble_members,
+                    "model": str(folder), "seconds": round(time.perf_counter() - started, 1), **result}
+            with out.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(line) + "\n")
+            print(treebank, name, result["edits"], f"{line['seconds']}s", flush=True)
+
+
+def report(path: Path) -> str:
+    """A Markdown table: edits per variant, % saved against one by one, confirmations."""
+    rows: dict[str, dict[str, dict[str, Any]]] = {}
+    for text in path.read_text(encoding="utf-8").splitlines():
+        line = json.loads(text)
+        rows.setdefault(line["treebank"], {})[line["variant"]] = line
+    names = [name for name, *_ in VARIANTS]
+    lines = ["| treebank | words | " + " | ".join(names[1:]) + " | one by one |",
+             "|---|---|" + "---|" * len(names)]
+    for treebank, runs in sorted(rows.items()):
+        base = runs.get("one-by-one", {}).get("edits")
+        cells = []
+        for name in names[1:]:
+            got = runs.get(name)
+            if got is None or not base:
+                cells.append("–")
+                continue
+            saved = 100.0 * (1 - got["edits"] / base)
+            extra = f", {got['confirmations']:,} conf." if got["confirmations"] else ""
+            moved = f"+{got['reparse_fixed']}/-{got['reparse_broke']}"
+            cells.append(f"{got['edits']:,} ({saved:.1f}% saved{extra}; {moved})")
+        words = next(iter(runs.values()))["words"]
+        lines.append(f"| {treebank} | {words:,} | " + " | ".join(cells) + f" | {base:,} |")
+    lines += ["", "Edits of a wrong head only (label-only edits left out), % saved against one by one:", "",
+              "| treebank | " + " | ".join(names[1:]) + " | one by one |", "|---|" + "---|" * len(names)]
+    for treebank, runs in sorted(rows.items()):
+        heads = {name: got["edits"] - got["label_only_edits"] for name, got in runs.items()}
+        base = heads.get("one-by-one")
+        cells = [f"{heads[name]:,} ({100.0 * (1 - heads[name] / base):.1f}%)"
+                 if name in heads and base else "–" for name in names[1:]]
+        lines.append(f"| {treebank} | " + " | ".join(cells) + f" | {base:,} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--treebanks", default=",".join(TREEBANKS))
+    parser.add_argument("--parsers", default="graph1,eager,hybrid")
+    parser.add_argument("--models", type=Path, default=Path("bench/out/simulate_edits_models"))
+    parser.add_argument("--out", type=Path, default=Path("bench/out/simulate_edits.jsonl"))
+    parser.add_argument("--report", type=Path, help="print the table of a results file and stop")
+    args = parser.parse_args()
+    if args.report:
+        print(report(args.report))
+        return
+    with threadpool_limits(limits=1):
+        run(args.treebanks.split(","), args.parsers.split(","), args.models, args.out)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
