@@ -49,7 +49,7 @@ def warm_member(path: Path | None) -> BaseParser | None:
     None when there is no such file or the member cannot continue (it is then trained cold)."""
     if path is None or not path.is_file():
         return None
-    parser: BaseParser = load_model(path, BaseParser)
+    parser: BaseParser = load_model(path, BaseParser, warm=True)
     if "warm_start" not in parser.get_params():
         return None
     parser.set_params(warm_start=True)

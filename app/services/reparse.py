@@ -26,6 +26,7 @@ from typing import Any
 from sqlalchemy import select
 from threadpoolctl import ThreadpoolController
 
+from app.jobs.model_files import ModelFilesChanged
 from app.models import Sentence, Treebank
 from app.parser_models import TrainingRound
 from app.services import DbSession
@@ -151,7 +152,10 @@ def reparse(
         require_tags(session, [sentence.id], round_.tags)
     except ValueError as error:
         raise ReparseError("constraints", str(error)) from None
-    cached = cache.get(round_.model_dir)
+    try:
+        cached = cache.get(round_.model_dir, round_.checksums)
+    except ModelFilesChanged as error:
+        raise NoModels(f"round {round_.number} of {treebank.name}: {error}") from None
     bundle = cached.bundle
     if bundle.ensemble is None:
         raise NoModels(f"round {round_.number} of {treebank.name} has no ensemble to re-parse with")

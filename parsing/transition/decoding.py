@@ -28,6 +28,7 @@ from numpy.typing import NDArray
 from parsing.constraints import Constraints, finish_parse, validate_all
 from parsing.features import Vocabulary
 from parsing.transition.arc_swap import ArcSwap
+from parsing.transition.compact import BucketRows, SparseRows
 from parsing.transition.constrained import ConstraintGuide
 from parsing.transition.probabilities import action_probabilities, action_probability
 from parsing.transition.pseudo_projective import deprojectivize
@@ -53,8 +54,8 @@ class GreedyDecoding:
     system: str
     right_to_left: bool
     n_bits: int
-    weights_: NDArray[np.float32]
-    rows_: NDArray[np.int32]
+    weights_: NDArray[np.float32] | SparseRows
+    rows_: NDArray[np.int32] | BucketRows
     class_actions_: NDArray[np.intp]
     labels_: Vocabulary
     n_labels_: int
