@@ -11,8 +11,8 @@ A value is encoded as:
   ``int32``) and ``NAME.values``: ``{"$sparse": NAME, "shape": [...], "dtype": "float32"}``,
   and read back dense and identical;
 - an object of a class named in :data:`ALLOWED`: ``{"$object": NAME, "state": {attribute:
-  value}}``, its dataclass fields or its ``__dict__`` (caches, attributes ending in
-  ``_cache``, are left out).
+  value}}``, its dataclass fields (those its constructor takes: derived ones are rebuilt) or
+  its ``__dict__`` (caches, attributes ending in ``_cache``, are left out).
 
 Anything else (object arrays, functions, other classes) cannot be saved. Decoding looks class
 names up in :data:`ALLOWED` only and rebuilds objects without calling their ``__init__``
@@ -89,7 +89,7 @@ def encode_object(obj: object, arrays: Arrays, *, where: str) -> dict[str, Any]:
     if ALLOWED.get(name) is None or allowed_class(name, where) is not type(obj):
         raise ModelFormatError(f"{where}: a {type(obj).__qualname__} cannot be saved in a model file")
     if dataclasses.is_dataclass(obj):
-        attributes = {field.name: getattr(obj, field.name) for field in dataclasses.fields(obj)}
+        attributes = {field.name: getattr(obj, field.name) for field in dataclasses.fields(obj) if field.init}
     else:
         attributes = {key: value for key, value in vars(obj).items() if not key.endswith("_cache")}
     state = {key: encode_value(value, arrays, where=f"{where}.{key}") for key, value in attributes.items()}

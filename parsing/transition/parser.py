@@ -4,8 +4,10 @@
 with a multiclass averaged perceptron over labelled actions. Features are the templates of
 :mod:`parsing.transition.templates`, hashed with :func:`~parsing.features.hash_columns`
 into ``2**n_bits`` buckets; only the buckets met in the oracle's configurations on the
-training data get a weight row (a dense lookup table maps bucket → row), which keeps the
-weight matrix proportional to the features actually seen.
+training data get a weight row (a lookup table maps bucket → row), which keeps the
+weight matrix proportional to the features actually seen. A fitted parser keeps both tables
+compact (:mod:`parsing.transition.compact`: the used buckets only, the non-zero weights only),
+read exactly as the dense ones.
 
 Training: arc-eager and arc-hybrid follow their exact dynamic oracles (Goldberg & Nivre
 2012, 2013); from the second epoch on they follow the model's own prediction with
@@ -258,6 +260,7 @@ class TransitionParser(GreedyDecoding, BaseParser):
             return np.vstack([wide, np.zeros((added, wide.shape[1]))])
 
         return AveragedPerceptron.resume(grown(averaged if raw is None else raw), grown(averaged), step)
+
 
 def _dense(table: Table) -> NDArray[Any]:
     """A dense array of a table that may be compact (:mod:`parsing.transition.compact`)."""

@@ -71,11 +71,24 @@ def test_every_member_round_trips_with_identical_parses(
         assert hasattr(load_model(path, BaseParser, warm=True), attribute)
 
 
+@pytest.mark.parametrize("name", ["eager", "swap-rtl", "hybrid"])
+def test_compact_transition_tables_parse_exactly_as_the_dense_ones(
+        name: str, fitted: dict[str, BaseParser], wolof: dict[str, list[Sentence]]) -> None:
+    from sklearn.base import clone
+
+    compact = fitted[name]
+    dense = clone(compact)
+    dense.__dict__.update(compact.__dict__)
+    dense.rows_, dense.weights_ = compact.rows_.dense(), compact.weights_.dense()  # type: ignore[attr-defined]
+    assert isinstance(dense.weights_, np.ndarray) and dense.weights_.dtype == np.float32  # type: ignore[attr-defined]
+    _same(dense.predict(wolof["dev"]), compact.predict(wolof["dev"]))
+    one_by_one = [compact._parse(s) for s in wolof["dev"][:8]]  # type: ignore[attr-defined]
+    _same([dense._parse(s) for s in wolof["dev"][:8]], one_by_one)  # type: ignore[attr-defined]
+
+
 @pytest.mark.parametrize("name", ["graph1", "hybrid", "neural"])
 def test_a_warm_start_from_a_file_continues_like_one_from_memory(
         name: str, fitted: dict[str, BaseParser], wolof: dict[str, list[Sentence]], tmp_path: Path) -> None:
-    from sklearn.base import clone  # noqa: F401  (the parsers follow the estimator contract)
-
     path = tmp_path / f"{name}.model"
     fitted[name].save(path)
     from_file = warm_member(path)
