@@ -48,7 +48,7 @@ class BucketRows:
     rows: NDArray[np.int32]
     size: int
     _shift: int = field(init=False, repr=False)
-    _starts: NDArray[np.int64] = field(init=False, repr=False)
+    _starts: NDArray[np.int32] = field(init=False, repr=False)
     """Where each block's used buckets start in ``buckets``, ``(n_blocks + 1,)``."""
     _low: NDArray[np.int16] = field(init=False, repr=False)
     """Low bits of each block's used buckets, ``-1`` after the last: ``(n_blocks, widest)``."""
@@ -56,7 +56,7 @@ class BucketRows:
     def __post_init__(self) -> None:
         shift = min(15, max(0, (self.size - 1).bit_length() - len(self.buckets).bit_length() + 1))
         edges = np.arange(((self.size - 1) >> shift) + 2, dtype=np.int64) << shift
-        starts = np.searchsorted(self.buckets, edges)
+        starts = np.searchsorted(self.buckets, edges).astype(np.int32)
         counts = np.diff(starts)
         low = np.full((len(counts), max(1, int(counts.max(initial=0)))), -1, dtype=np.int16)
         slot = np.arange(len(self.buckets)) - np.repeat(starts[:-1], counts)
@@ -111,7 +111,7 @@ class SparseRows:
 
     Attributes:
         starts: row ``r``'s entries are ``starts[r]:starts[r+1]``, shape ``(n_rows + 1,)``.
-        columns: their columns, ``int32``.
+        columns: their columns (``int16`` below 32,768 classes, else ``int32``).
         values: their values, in the dense matrix's dtype.
         n_columns: number of columns.
 
@@ -128,15 +128,15 @@ class SparseRows:
         ([[1.0, 3.0, 2.0], [0.0, 3.0, 0.0]], True)
     """
 
-    starts: NDArray[np.int64]
-    columns: NDArray[np.int32]
+    starts: NDArray[np.int32] | NDArray[np.int64]
+    columns: NDArray[np.int16] | NDArray[np.int32]
     values: NDArray[np.float32]
     n_columns: int
     _long: NDArray[np.int32] = field(init=False, repr=False)
     """Row → its row in ``_table`` (0: a short row)."""
     _table: NDArray[np.float32] = field(init=False, repr=False)
     """The long rows, dense, after a row of zeros: ``(1 + n_long, n_classes)``."""
-    _short_columns: NDArray[np.int32] = field(init=False, repr=False)
+    _short_columns: NDArray[np.int16] | NDArray[np.int32] = field(init=False, repr=False)
     """Each row's first :data:`DENSE_ABOVE` entries' columns (padded): ``(n_rows, DENSE_ABOVE)``."""
     _short_values: NDArray[np.float32] = field(init=False, repr=False)
     """Their values; a long row's are rewritten over its dense copy with the same values."""
@@ -157,7 +157,7 @@ class SparseRows:
         has = counts > 0
         columns = np.where(has, self.columns[first] if len(self.values) else 0, 0)
         values = np.where(has, self.values[first] if len(self.values) else 0, 0).astype(self.values.dtype)
-        short_columns = np.repeat(columns[:, None], DENSE_ABOVE, axis=1).astype(np.int32)
+        short_columns = np.repeat(columns[:, None], DENSE_ABOVE, axis=1).astype(self.columns.dtype)
         short_values = np.repeat(values[:, None], DENSE_ABOVE, axis=1)
         kept = place < DENSE_ABOVE
         short_columns[owners[kept], place[kept]] = self.columns[kept]
@@ -171,9 +171,12 @@ class SparseRows:
     def from_dense(cls, weights: NDArray[np.float32]) -> SparseRows:
         """The compact form of ``weights`` (shape ``(n_rows, n_classes)``)."""
         rows, columns = np.nonzero(weights)
-        starts = np.zeros(len(weights) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(rows, minlength=len(weights)), out=starts[1:])
-        return cls(starts, columns.astype(np.int32), weights[rows, columns], weights.shape[1])
+        ends = np.cumsum(np.bincount(rows, minlength=len(weights)))
+        bounds = np.concatenate([[0], ends])
+        starts = bounds.astype(np.int32) if len(rows) < 2**31 else bounds.astype(np.int64)
+        narrow = weights.shape[1] <= np.iinfo(np.int16).max
+        kept = columns.astype(np.int16) if narrow else columns.astype(np.int32)
+        return cls(starts, kept, weights[rows, columns], weights.shape[1])
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -188,8 +191,8 @@ class SparseRows:
         rows = np.asarray(rows, dtype=np.int64)
         flat = rows.reshape(-1)
         block = self._table.take(self._long[flat], axis=0)
-        cells = self._short_columns.take(flat, axis=0)
-        cells += (np.arange(len(flat), dtype=np.int32) * self.n_columns)[:, None]
+        cells = self._short_columns.take(flat, axis=0).astype(np.int64)
+        cells += (np.arange(len(flat), dtype=np.int64) * self.n_columns)[:, None]
         block.reshape(-1)[cells] = self._short_values.take(flat, axis=0)
         summed: NDArray[np.float32] = block.reshape(*rows.shape, self.n_columns).sum(axis=1)
         return summed
