@@ -6,8 +6,9 @@ matrix ``(n_rows, n_classes)`` of which about 3% of entries are non-zero (a feat
 updated for the few classes it was ever wrong or right about). :class:`BucketRows` keeps only
 the used buckets, :class:`SparseRows` only the non-zero weights. Looking buckets up gives
 exactly the dense map's rows, and :func:`sum_rows` exactly the dense matrix's row sums, so
-the decoder's scores and parses are bit for bit the same (and no ``(states, templates,
-classes)`` block is built: scoring is faster than with the dense matrix).
+the decoder's scores and parses are bit for bit the same. Memory: about 25 MB instead of
+about 100 MB for a member of a 20,000-word treebank; speed: about 80% of the dense tables'
+(both measured on UD Wolof).
 
 Training works on dense arrays; :meth:`TransitionParser.fit` ends with the compact forms, and
 a warm start turns them dense again (:meth:`BucketRows.dense`, :meth:`SparseRows.dense`).
