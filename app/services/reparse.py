@@ -35,6 +35,7 @@ from app.services.parsing_adapter import load_sentences, parse_of_tree, tree_of_
 from app.services.preannotate import ensemble_confidence, require_tags
 from app.services.workspace import newest_trees
 from parsing.constraints import Constraints
+from parsing.persist import ModelFormatError
 from parsing.pipeline import MANIFEST
 from parsing.types import Parse
 
@@ -154,7 +155,7 @@ def reparse(
         raise ReparseError("constraints", str(error)) from None
     try:
         cached = cache.get(round_.model_dir, round_.checksums)
-    except ModelFilesChanged as error:
+    except (ModelFilesChanged, ModelFormatError) as error:  # changed, or pickled by an old version
         raise NoModels(f"round {round_.number} of {treebank.name}: {error}") from None
     bundle = cached.bundle
     if bundle.ensemble is None:

@@ -119,3 +119,26 @@ def test_model_files_changed_after_registration_are_refused(
     response = logged_in.post(f"/api/sentences/{sentence.id}/reparse", json={"constraints": []})
     assert response.status_code == 409, response.json
     assert "changed since the round was registered" in (response.json or {})["error"]
+
+
+def test_a_round_of_pickled_models_is_not_loaded_and_the_reply_says_why(
+        logged_in: FlaskClient, session: Session, tmp_path: Path) -> None:
+    import pickle
+
+    models = tmp_path / "old-round"
+    (models / "parsers").mkdir(parents=True)
+    (models / MANIFEST).write_text('{"tags": "gold", "parsers": ["graph1"]}', encoding="utf-8")
+    with (models / "parsers" / "graph1.model").open("wb") as handle:  # the previous format
+        pickle.dump({"magic": "arcvote-model", "version": 1, "class": "FirstOrderParser"}, handle)
+        pickle.dump({"weights": [1.0]}, handle)
+    user = session.scalars(select(User)).one()
+    setup_demo(session, user=user, sentences=20)
+    treebank = session.scalars(select(Treebank)).one()
+    session.add(TrainingRound(treebank_id=treebank.id, number=1, parsers=["graph1"], tags="gold",
+                              ensemble="vote-uniform", weights=[1.0], model_dir=str(models),
+                              user_id=user.id, finished_at=datetime.now(UTC)))
+    session.commit()
+    sentence = session.scalars(select(Sentence).join(Document).where(Document.split == "pool")).first()
+    assert sentence is not None
+    response = logged_in.post(f"/api/sentences/{sentence.id}/reparse", json={"constraints": []})
+    assert response.status_code == 409 and "train the model again" in (response.json or {})["error"]

@@ -176,6 +176,14 @@ def test_values_the_format_cannot_hold_are_refused_on_save(tmp_path: Path) -> No
     assert not (tmp_path / "labeller.model").exists()
 
 
+def test_a_warm_start_from_a_pickled_model_trains_cold(tmp_path: Path) -> None:
+    path = tmp_path / "old.model"
+    with path.open("wb") as handle:
+        pickle.dump({"magic": "arcvote-model", "version": 1, "class": "FirstOrderParser"}, handle)
+        pickle.dump(build_member("graph1"), handle)
+    assert warm_member(path) is None
+
+
 def test_the_command_line_refuses_an_old_pickled_model_directory(
         tmp_path: Path, ud_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from parsing.cli import main
