@@ -7,7 +7,9 @@ Configuration, in order (later wins):
 2. ``instance/config.py`` if present (``make run`` writes a random ``SECRET_KEY`` there);
 3. ``FLASK_*`` environment variables (``FLASK_SECRET_KEY``, ...), JSON-decoded by Flask;
 4. ``DATABASE_URL`` selects another database (``postgresql://...``);
-   ``MODELS_DIR`` (default ``instance/models``) holds trained rounds, ``JOB_QUEUE`` runs
+   ``MODELS_DIR`` (default ``instance/models``) holds trained rounds (of which
+   ``MODEL_RETENTION``, default 3, newest per treebank keep their models:
+   :mod:`app.services.retention`), ``JOB_QUEUE`` runs
    background jobs (``sqlite``: default, ``redis`` at ``REDIS_URL``, ``inline``; see
    :mod:`app.jobs`), ``MEMBER_PARAMS`` overrides member
    hyperparameters by name (e.g. ``{"eager": {"epochs": 3}}``), ``ENSEMBLE_PARAMS`` the
@@ -83,7 +85,7 @@ def _configure(app: Flask, test_config: Mapping[str, Any] | None) -> None:
     app.config.from_prefixed_env()
     if url := os.environ.get("DATABASE_URL"):
         app.config["SQLALCHEMY_DATABASE_URI"] = normalise_database_url(url)
-    for name in ("JOB_QUEUE", "REDIS_URL"):
+    for name in ("JOB_QUEUE", "REDIS_URL", "MODELS_DIR", "MODEL_RETENTION"):
         if value := os.environ.get(name):
             app.config[name] = value
     if test_config is not None:
@@ -165,9 +167,10 @@ def register_blueprints(app: Flask) -> None:
 
 
 def register_commands(app: Flask) -> None:
-    """Add the ``treebank``, ``user`` and ``demo`` command groups and ``worker``."""
+    """Add the ``treebank``, ``user``, ``demo`` and ``models`` command groups and ``worker``."""
     from app.cli import demo_cli, treebank_cli, user_cli
     from app.cli_compare import add_parse_command, plugin_command, scoreboard_command
+    from app.cli_models import models_cli
     from app.jobs.logs import configure_job_logging
     from app.jobs.worker import worker_command
 
@@ -178,6 +181,7 @@ def register_commands(app: Flask) -> None:
     app.cli.add_command(treebank_cli)
     app.cli.add_command(user_cli)
     app.cli.add_command(demo_cli)
+    app.cli.add_command(models_cli)
 
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000

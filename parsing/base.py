@@ -55,11 +55,12 @@ class BaseParser(BaseEstimator, ABC):  # type: ignore[misc]
         raise NotImplementedError(f"{type(self).__name__} ({self.name}) cannot parse under constraints")
 
     def save(self, path: str | Path) -> None:
-        """Write the fitted parser to ``path``."""
+        """Write the fitted parser to ``path`` (arrays plus JSON: :mod:`parsing.persist`)."""
         save_model(self, path)
 
     @classmethod
-    def load(cls, path: str | Path) -> Self:
-        """Read a parser written by :meth:`save`."""
-        model: Self = load_model(path, cls)
+    def load(cls, path: str | Path, *, warm: bool = False) -> Self:
+        """Read a parser written by :meth:`save` (with its warm-start state if ``warm``:
+        :func:`parsing.persist.load_model`)."""
+        model: Self = load_model(path, cls, warm=warm)
         return model

@@ -19,7 +19,7 @@ from typing import Any
 
 from parsing.base import BaseParser
 from parsing.members import build_member
-from parsing.persist import load_model
+from parsing.persist import ModelFormatError, load_model
 from parsing.types import Sentence
 
 Fitted = tuple[str, float, bool]
@@ -46,10 +46,14 @@ MemberRunner = Callable[[Sequence[MemberJob]], Iterator[Fitted]]
 
 def warm_member(path: Path | None) -> BaseParser | None:
     """The fitted member saved at ``path``, set to continue training (``warm_start=True``), or
-    None when there is no such file or the member cannot continue (it is then trained cold)."""
+    None when there is no such file, the file is of an earlier format (a pickled model) or the
+    member cannot continue (it is then trained cold)."""
     if path is None or not path.is_file():
         return None
-    parser: BaseParser = load_model(path, BaseParser)
+    try:
+        parser: BaseParser = load_model(path, BaseParser, warm=True)
+    except ModelFormatError:
+        return None
     if "warm_start" not in parser.get_params():
         return None
     parser.set_params(warm_start=True)

@@ -219,6 +219,8 @@ def run_job(app: Flask, job_id: int) -> None:
                 job.log_tail = _append_line(job.log_tail, "done")
                 session.commit()
             log_event("job.done", job=job_id, kind=job.kind, treebank=job.treebank_id)
+            if job.kind in ROUND_KINDS and job.treebank_id is not None:
+                _prune_old_models(session, job.treebank_id)
         except JobCancelled as stopped:
             session.rollback()
             finish_job(session, job_id, "cancelled", f"stopped at: {stopped}")
@@ -229,6 +231,19 @@ def run_job(app: Flask, job_id: int) -> None:
             finish_job(session, job_id, "failed", "failed: " + shown[:300], error=shown)
         finally:
             db.session.remove()
+
+
+def _prune_old_models(session: DbSession, treebank_id: int) -> None:
+    """Delete old rounds' models by the retention rule (:mod:`app.services.retention`) once a round
+    is registered; a failure is logged, never turned into a failed job (the round is done)."""
+    from app.services.retention import prune_after_round
+
+    try:
+        for pruned in prune_after_round(session, current_app.config, treebank_id):
+            log_event("models.pruned", treebank=pruned.treebank_id, round=pruned.number,
+                      model_dir=pruned.model_dir)
+    except Exception as error:  # noqa: BLE001  (the round is registered whatever happens here)
+        current_app.logger.error("pruning old models of treebank %s failed", treebank_id, exc_info=error)
 
 
 def failure_message(job_id: int, error: Exception) -> str:

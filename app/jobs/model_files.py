@@ -65,3 +65,24 @@ def changed_files(directory: Path, expected: dict[str, str]) -> list[str]:
     """Files of ``expected`` that are missing from ``directory`` or whose sha256 differs."""
     found = file_checksums(directory) if directory.is_dir() else {}
     return sorted(name for name, digest in expected.items() if found.get(name) != digest)
+
+
+class ModelFilesChanged(ValueError):
+    """A registered round's model files differ from the checksums recorded when it finished."""
+
+
+def check_unchanged(directory: Path, expected: dict[str, str] | None) -> None:
+    """Refuse a model directory whose files differ from ``expected`` (a round's checksums;
+    ``None``: rounds registered before checksums were kept, not checked).
+
+    Raises:
+        ModelFilesChanged: a file is missing or its sha256 differs, naming the files.
+    """
+    if not expected:
+        return
+    changed = changed_files(directory, expected)
+    if changed:
+        raise ModelFilesChanged(
+            f"the model files of {directory} changed since the round was registered "
+            f"({', '.join(changed[:5])}{' ...' if len(changed) > 5 else ''}): they are not loaded; "
+            "train a new round")

@@ -13,7 +13,7 @@ from app.job_models import Job
 from app.jobs import JobCancelled, Progress, task
 from app.jobs.fanout import MEMBER_KIND, member_job_from_json, parent_is_running, queue_runner
 from app.jobs.file_tasks import IMPORT_BATCH  # noqa: F401  (registers the import and export jobs)
-from app.jobs.model_files import clear_leftovers, publish, staging_dir
+from app.jobs.model_files import check_unchanged, clear_leftovers, publish, staging_dir
 from app.models import Treebank, User
 from app.parser_models import TrainingRound
 from app.services import DbSession
@@ -95,6 +95,8 @@ def _preannotate(session: DbSession, job: Job, progress: Progress, treebank: Tre
             session, treebank, pool_targets(session, treebank), round_.parsers, settings,
             n_human=len(data.train), round_number=round_.number)
     warm_from = warm_start_round(session, treebank, round_) if params.get("warm") else None
+    if warm_from is not None:  # its files are loaded to continue: refuse any changed since
+        check_unchanged(Path(warm_from.model_dir), warm_from.checksums)
     runner = queue_runner(current_app._get_current_object(), session, job,  # type: ignore[attr-defined]
                           Path(f"{round_.model_dir}-members"), progress)
     trained = train_round(round_, data, params=current_app.config.get("MEMBER_PARAMS") or {},

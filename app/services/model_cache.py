@@ -17,6 +17,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from app.jobs.model_files import check_unchanged
 from parsing.pipeline import MANIFEST, ModelBundle, load_models
 from parsing.types import Parse, Sentence
 
@@ -74,12 +75,14 @@ class ModelCache:
         self._entries: OrderedDict[tuple[str, int], CachedModels] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, model_dir: str | Path) -> CachedModels:
+    def get(self, model_dir: str | Path, checksums: dict[str, str] | None = None) -> CachedModels:
         """The bundle of ``model_dir``, loaded now if it is not cached (evicting the least
-        recently used one beyond ``size``).
+        recently used one beyond ``size``). With ``checksums`` (the round's), files that changed
+        since are refused before loading.
 
         Raises:
             FileNotFoundError: ``model_dir`` is not a model directory.
+            ModelFilesChanged: a file differs from ``checksums``.
         """
         root = Path(model_dir).resolve()
         manifest = root / MANIFEST
@@ -91,6 +94,7 @@ class ModelCache:
             if found is not None:
                 self._entries.move_to_end(key)
                 return found
+            check_unchanged(root, checksums)
             for stale in [k for k in self._entries if k[0] == key[0]]:  # the directory was retrained
                 del self._entries[stale]
             loaded = CachedModels(self.loader(root))

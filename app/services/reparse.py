@@ -26,6 +26,7 @@ from typing import Any
 from sqlalchemy import select
 from threadpoolctl import ThreadpoolController
 
+from app.jobs.model_files import ModelFilesChanged
 from app.models import Sentence, Treebank
 from app.parser_models import TrainingRound
 from app.services import DbSession
@@ -34,6 +35,7 @@ from app.services.parsing_adapter import load_sentences, parse_of_tree, tree_of_
 from app.services.preannotate import ensemble_confidence, require_tags
 from app.services.workspace import newest_trees
 from parsing.constraints import Constraints
+from parsing.persist import ModelFormatError
 from parsing.pipeline import MANIFEST
 from parsing.types import Parse
 
@@ -151,7 +153,10 @@ def reparse(
         require_tags(session, [sentence.id], round_.tags)
     except ValueError as error:
         raise ReparseError("constraints", str(error)) from None
-    cached = cache.get(round_.model_dir)
+    try:
+        cached = cache.get(round_.model_dir, round_.checksums)
+    except (ModelFilesChanged, ModelFormatError) as error:  # changed, or pickled by an old version
+        raise NoModels(f"round {round_.number} of {treebank.name}: {error}") from None
     bundle = cached.bundle
     if bundle.ensemble is None:
         raise NoModels(f"round {round_.number} of {treebank.name} has no ensemble to re-parse with")

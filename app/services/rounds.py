@@ -24,6 +24,7 @@ from sqlalchemy import select
 from app.models import Document, Sentence, Treebank, User
 from app.parser_models import TrainingRound
 from app.services import DbSession, as_utc
+from app.services.retention import models_pruned
 from app.services.trees import latest_versions
 from parsing.members import MEMBERS
 
@@ -85,6 +86,11 @@ class RoundRow:
     @property
     def members(self) -> list[str]:
         return [str(name) for name in self.round.parsers]
+
+    @property
+    def models_pruned(self) -> bool:
+        """The round's model files are gone (:mod:`app.services.retention`); its record stays."""
+        return models_pruned(self.round)
 
     def score(self, name: str, metric: str) -> float | None:
         """``metric`` (``uas``/``las``) of member ``name`` or of :data:`ENSEMBLE`."""

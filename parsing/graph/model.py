@@ -29,7 +29,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Self
+from typing import ClassVar, Self
 
 import numpy as np
 from numpy.typing import NDArray
@@ -58,6 +58,8 @@ class GraphParser(BaseParser):
     max_iter: int
     warm_start: bool = False  # class defaults: parsers saved before these parameters existed
     warm_epochs: int = 1
+    warm_attributes: ClassVar[tuple[str, ...]] = ("raw_weights_",)
+    """Read from a model file only to continue training (:func:`parsing.persist.load_model`)."""
     learner: str
     C: float
     patience: int

@@ -132,6 +132,8 @@ class NeuralTransitionParser(BeamDecoding, BaseParser):
     name: ClassVar[str] = "neural"
     warm_start: bool = False  # class defaults: parsers saved before these parameters existed
     warm_epochs: int = 1
+    warm_attributes: ClassVar[tuple[str, ...]] = ("optimizer_",)
+    """Read from a model file only to continue training (:func:`parsing.persist.load_model`)."""
     n_epochs_: int
     description: ClassVar[str] = (
         "arc-hybrid transition parser, feed-forward network (Chen & Manning 2014), beam search, k-best"

@@ -28,6 +28,7 @@ from numpy.typing import NDArray
 from parsing.constraints import Constraints, finish_parse, validate_all
 from parsing.features import Vocabulary
 from parsing.transition.arc_swap import ArcSwap
+from parsing.transition.compact import BucketRows, SparseRows, sum_rows
 from parsing.transition.constrained import ConstraintGuide
 from parsing.transition.probabilities import action_probabilities, action_probability
 from parsing.transition.pseudo_projective import deprojectivize
@@ -53,8 +54,8 @@ class GreedyDecoding:
     system: str
     right_to_left: bool
     n_bits: int
-    weights_: NDArray[np.float32]
-    rows_: NDArray[np.int32]
+    weights_: NDArray[np.float32] | SparseRows
+    rows_: NDArray[np.int32] | BucketRows
     class_actions_: NDArray[np.intp]
     labels_: Vocabulary
     n_labels_: int
@@ -170,7 +171,7 @@ class GreedyDecoding:
         weights, rows_of, n_bits = self.weights_, self.rows_, self.n_bits
         guide = self._guide(constraints, n) if constraints is not None else None
         while not system.is_terminal(state):
-            scores = weights[rows_of[features(state, atoms, n_bits)]].sum(axis=0)
+            scores = sum_rows(weights, rows_of[features(state, atoms, n_bits)][None])[0]
             valid = self.valid_classes(system, state)
             if guide is not None:
                 valid = guide.allowed(system, state, valid)
@@ -214,8 +215,7 @@ class GreedyDecoding:
         """Class scores ``(m, n_classes)`` of states given by their atom vectors ``(m, n_atoms)``:
         the weight rows of their ``n_templates`` hashed features, summed in template order."""
         rows = self.rows_[hash_atoms(atom_vectors, self.n_bits)]  # (m, n_templates)
-        scores: NDArray[np.float32] = self.weights_[rows].sum(axis=1)
-        return scores
+        return sum_rows(self.weights_, rows)
 
     def class_moves(self) -> list[tuple[Action, int]]:
         """Each labelled class as the action and label id :meth:`apply_class` applies."""

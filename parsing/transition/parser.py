@@ -4,8 +4,10 @@
 with a multiclass averaged perceptron over labelled actions. Features are the templates of
 :mod:`parsing.transition.templates`, hashed with :func:`~parsing.features.hash_columns`
 into ``2**n_bits`` buckets; only the buckets met in the oracle's configurations on the
-training data get a weight row (a dense lookup table maps bucket → row), which keeps the
-weight matrix proportional to the features actually seen.
+training data get a weight row (a lookup table maps bucket → row), which keeps the
+weight matrix proportional to the features actually seen. A fitted parser keeps both tables
+compact (:mod:`parsing.transition.compact`: the used buckets only, the non-zero weights only),
+read exactly as the dense ones.
 
 Training: arc-eager and arc-hybrid follow their exact dynamic oracles (Goldberg & Nivre
 2012, 2013); from the second epoch on they follow the model's own prediction with
@@ -38,7 +40,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from functools import partialmethod
-from typing import ClassVar, Self
+from typing import Any, ClassVar, Self
 
 import numpy as np
 from numpy.typing import NDArray
@@ -47,6 +49,7 @@ from parsing.base import BaseParser
 from parsing.features import Vocabulary
 from parsing.learn import AveragedPerceptron
 from parsing.transition.arc_swap import SwapGold
+from parsing.transition.compact import BucketRows, SparseRows
 from parsing.transition.decoding import GreedyDecoding
 from parsing.transition.pseudo_projective import projectivize
 from parsing.transition.state import Action
@@ -64,6 +67,7 @@ from parsing.trees import reverse_heads
 from parsing.types import Sentence
 
 _FIXED_CLASSES = (Action.SHIFT, Action.REDUCE, Action.SWAP)
+Table = NDArray[Any] | BucketRows | SparseRows
 
 
 
@@ -88,13 +92,16 @@ class TransitionParser(GreedyDecoding, BaseParser):
         random_state: seeds the training order and the exploration.
 
     Attributes (after fit):
-        weights_: averaged weights, ``(n_rows, n_classes)`` float32; row 0 stays zero.
-        rows_: bucket → weight row (0: no row), shape ``(2**n_bits,)``.
+        weights_: averaged weights, ``(n_rows, n_classes)`` float32 (row 0 stays zero), as a
+            :class:`~parsing.transition.compact.SparseRows` (non-zero entries only).
+        rows_: bucket → weight row (0: no row) over ``2**n_bits`` buckets, as a
+            :class:`~parsing.transition.compact.BucketRows` (used buckets only).
         labels_: the label vocabulary (pseudo-projective ``r↑h`` labels included).
         vocabularies_: form, UPOS, lemma, FEATS vocabularies.
         root_label_, fallback_label_: labels used by the single-root post-processing.
-        raw_weights_, n_steps_: the perceptron's raw weights (rows as ``weights_``) and step
-            counter at the kept epoch, from which a warm fit resumes the average.
+        raw_weights_, n_steps_: the perceptron's raw weights (rows as ``weights_``, sparse too)
+            and step counter at the kept epoch, from which a warm fit resumes the average
+            (:attr:`warm_attributes`: read from a file only for a warm start).
         epochs_: the epoch whose weights were kept (warm epochs added); history_: dev LAS per
             epoch.
     """
@@ -103,6 +110,8 @@ class TransitionParser(GreedyDecoding, BaseParser):
     description: ClassVar[str] = "greedy transition-based parser (averaged perceptron)"
     warm_start: bool = False  # class defaults: parsers saved before these parameters existed
     warm_epochs: int = 1
+    warm_attributes: ClassVar[tuple[str, ...]] = ("raw_weights_",)
+    """Read from a model file only to continue training (:func:`parsing.persist.load_model`)."""
     vocabularies_: tuple[Vocabulary, ...]
     labels_: Vocabulary
     n_labels_: int
@@ -227,9 +236,9 @@ class TransitionParser(GreedyDecoding, BaseParser):
             self.rows_ = wanted
             trained = train_epochs(self, system, encoded, swap_golds, dev, rng)
         used = used_rows(trained.averaged)
-        self.rows_ = renumber_rows(self.rows_, used)
-        self.weights_ = np.ascontiguousarray(trained.averaged[used])
-        self.raw_weights_ = np.ascontiguousarray(trained.raw[used])
+        self.rows_ = BucketRows.from_dense(renumber_rows(_dense(self.rows_), used))
+        self.weights_ = SparseRows.from_dense(trained.averaged[used])
+        self.raw_weights_ = SparseRows.from_dense(trained.raw[used])
         self.n_steps_ = trained.step
         self.epochs_, self.history_ = previous_epochs + trained.epoch, trained.history
         return self
@@ -239,10 +248,11 @@ class TransitionParser(GreedyDecoding, BaseParser):
         ``wanted`` without one (:func:`~parsing.transition.training.grow_rows`), new LEFT and
         RIGHT columns for labels added since (``old_n_labels`` were known); sets ``rows_``.
         A parser saved without ``raw_weights_`` starts a new average from its weights."""
-        averaged = self.weights_
+        averaged = _dense(self.weights_)
         raw = getattr(self, "raw_weights_", None)
+        raw = None if raw is None else _dense(raw)
         step = self.n_steps_ if raw is not None else 1
-        self.rows_, added = grow_rows(self.rows_, wanted)
+        self.rows_, added = grow_rows(_dense(self.rows_), wanted)
 
         def grown(old: NDArray[np.float32]) -> NDArray[np.float64]:
             wide = widen_label_columns(old.astype(np.float64), fixed=len(_FIXED_CLASSES),
@@ -250,6 +260,12 @@ class TransitionParser(GreedyDecoding, BaseParser):
             return np.vstack([wide, np.zeros((added, wide.shape[1]))])
 
         return AveragedPerceptron.resume(grown(averaged if raw is None else raw), grown(averaged), step)
+
+
+def _dense(table: Table) -> NDArray[Any]:
+    """A dense array of a table that may be compact (:mod:`parsing.transition.compact`)."""
+    return table.dense() if isinstance(table, BucketRows | SparseRows) else table
+
 
 # The members fix ``system`` by binding it in ``__init__``: ``inspect.signature`` (hence
 # ``get_params``/``clone``) sees TransitionParser's hyperparameters without ``system``.

@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 
 from parsing.learn import AveragedPerceptron
 from parsing.transition.arc_swap import SwapGold, static_oracle
+from parsing.transition.compact import BucketRows, SparseRows
 from parsing.transition.state import NONE, Action, State, TransitionSystem
 from parsing.transition.templates import config_atoms, features, hash_atoms
 from parsing.types import Parse, Sentence
@@ -30,8 +31,8 @@ class TransitionParser(Protocol):
     epochs: int
     exploration: float
     n_bits: int
-    weights_: NDArray[np.float32]
-    rows_: NDArray[np.int32]
+    weights_: NDArray[np.float32] | SparseRows
+    rows_: NDArray[np.int32] | BucketRows
     class_actions_: NDArray[np.intp]
 
     def class_of(self, action: Action, label: int) -> int: ...

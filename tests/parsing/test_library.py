@@ -89,8 +89,8 @@ def test_averaged_perceptron_matches_explicit_average() -> None:
 
 def test_persist_round_trip_and_errors(tmp_path: Path) -> None:
     path = tmp_path / "m" / "model.bin"
-    save_model({"w": [1, 2]}, path)
-    assert load_model(path) == {"w": [1, 2]}
+    save_model(Vocabulary({"a": 1, "b": 2}), path)
+    assert load_model(path, Vocabulary).index == {"a": 1, "b": 2}
     with pytest.raises(ModelFormatError, match="expected list"):
         load_model(path, list)
     (tmp_path / "junk").write_bytes(b"not a model")

@@ -172,7 +172,8 @@ def _configurations(sentences: list[Sentence]) -> int:
 @pytest.mark.parametrize("name", list(SMALL))
 def test_save_load_then_warm_fit(name: str, wolof: dict[str, list[Sentence]], tmp_path: Path) -> None:
     _small(name).fit(wolof["base"], wolof["dev"]).save(tmp_path / "member.model")
-    loaded = BaseParser.load(tmp_path / "member.model")
+    loaded = BaseParser.load(tmp_path / "member.model", warm=True)
+    assert all(hasattr(loaded, a) for a in getattr(type(loaded), "warm_attributes", ()))
     before = _las(loaded, wolof["dev"])
     loaded.set_params(warm_start=True).fit(wolof["more"], wolof["dev"])
     assert loaded.get_params()["warm_start"] is True
