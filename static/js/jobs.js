@@ -19,6 +19,25 @@ export function describe(job) {
   return `${percent}% · ${job.message}`;
 }
 
+/**
+ * Show ``job`` in a job box's elements {box, bar, message, cancel, retry, log}: progress,
+ * state, message, and the Cancel/Retry buttons (only when ``mayControl``). Returns whether the
+ * job is still active.
+ */
+export function showJob(elements, job, mayControl = true) {
+  const { box, bar, message, cancel, retry, log } = elements;
+  const active = ACTIVE.includes(job.state);
+  bar.hidden = !active && job.state !== "done";
+  bar.value = job.progress;
+  box.dataset.state = job.state;
+  message.textContent = describe(job);
+  message.className = job.state === "failed" ? "field-error" : "meta";
+  cancel.hidden = !active || job.cancel_requested || !mayControl;
+  retry.hidden = !["failed", "cancelled"].includes(job.state) || !mayControl;
+  log.textContent = job.log_tail ?? "";
+  return active;
+}
+
 export function startJobs(form, box) {
   const bar = box.querySelector("#job-progress");
   const message = box.querySelector("#job-message");
@@ -33,17 +52,8 @@ export function startJobs(form, box) {
 
   function show(job) {
     current = job;
-    const active = ACTIVE.includes(job.state);
-    bar.hidden = !active && job.state !== "done";
-    bar.value = job.progress;
-    box.dataset.state = job.state;
-    message.textContent = describe(job);
-    message.className = job.state === "failed" ? "field-error" : "meta";
-    cancel.hidden = !active || job.cancel_requested;
-    retry.hidden = !["failed", "cancelled"].includes(job.state);
-    submit.disabled = active;
+    submit.disabled = showJob({ box, bar, message, cancel, retry, log }, job);
     details.hidden = !job.log_tail;
-    log.textContent = job.log_tail ?? "";
   }
 
   function fail(text) {

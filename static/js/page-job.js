@@ -5,7 +5,7 @@
  * post to /jobs/<id>/cancel and /jobs/<id>/retry; a retry opens the new job's page.
  */
 import { api } from "./api.js";
-import { ACTIVE, describe } from "./jobs.js";
+import { ACTIVE, showJob } from "./jobs.js";
 
 const box = document.getElementById("job");
 const bar = document.getElementById("job-progress");
@@ -18,15 +18,7 @@ let current = JSON.parse(box.dataset.job);
 
 function show(job) {
   current = job;
-  const active = ACTIVE.includes(job.state);
-  bar.value = job.progress;
-  bar.hidden = !active && job.state !== "done";
-  box.dataset.state = job.state;
-  message.textContent = describe(job);
-  message.className = job.state === "failed" ? "field-error" : "meta";
-  cancel.hidden = !active || job.cancel_requested || box.dataset.mayCancel !== "1";
-  retry.hidden = !["failed", "cancelled"].includes(job.state) || box.dataset.mayCancel !== "1";
-  log.textContent = job.log_tail ?? "";
+  showJob({ box, bar, message, cancel, retry, log }, job, box.dataset.mayCancel === "1");
 }
 
 async function poll() {
