@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from parsing.decoders.first_order import is_tree
 from parsing.types import Sentence
+from tests.parsing.conftest import UD_ROOT
 
-UD = Path(__file__).resolve().parents[3] / "shared" / "ud"
-TELUGU = UD / "UD_Telugu-MTG"
+TELUGU = UD_ROOT / "UD_Telugu-MTG"
 
 
 @pytest.fixture(scope="module")
 def telugu() -> tuple[list[Sentence], list[Sentence]]:
     if not (TELUGU / "te_mtg-ud-train.conllu").is_file():
-        pytest.skip(f"UD_Telugu-MTG not found under {UD}")
+        pytest.skip(f"UD_Telugu-MTG not found under {UD_ROOT}")
     from parsing.conllu_io import load_sentences
 
     train = load_sentences(TELUGU / "te_mtg-ud-train.conllu")[:200]

@@ -20,8 +20,8 @@ from parsing.neural.features import children
 from parsing.neural.search import ActionSpace, Hypothesis, Scorer, beam_search, step_inputs, top_k
 from parsing.scorer.metrics import evaluate
 from parsing.types import Parse, Sentence
+from tests.parsing.conftest import UD_ROOT
 
-UD_ROOT = Path(__file__).resolve().parents[3] / "shared" / "ud"
 TELUGU = UD_ROOT / "UD_Telugu-MTG"
 
 
