@@ -118,7 +118,7 @@ def plan_voters(session: DbSession, treebank: Treebank, bundle: ModelBundle, lab
     ensemble = bundle.ensemble
     weighting = _weighting(ensemble)
     accuracies = getattr(ensemble, "accuracies_", None)
-    exponent = float(getattr(ensemble, "exponent_", getattr(ensemble, "exponent", 10.0)))
+    exponent = float(getattr(ensemble, "exponent_", getattr(ensemble, "exponent", 10.0)))  # tuned k
     planned = []
     for label in labels:
         accuracy = dev_accuracy(session, treebank, label)
@@ -128,13 +128,11 @@ def plan_voters(session: DbSession, treebank: Treebank, bundle: ModelBundle, lab
 
 
 def _weighting(ensemble: object) -> str:
-    """The scheme an external voter's weight follows: the arc vote's ``weighting`` (``tuned`` is
-    ``power`` with the tuned k); ``explicit`` (weights given by hand) and ``per-tag`` (fuzzy-pos)
-    make it an average member."""
+    """The scheme an external voter's weight follows: the arc vote's ``weighting``; ``explicit``
+    (weights given by hand) and ``per-tag`` (fuzzy-pos) make it an average member."""
     if getattr(ensemble, "weights", None) is not None:
         return "explicit"
-    weighting = str(getattr(ensemble, "weighting", "per-tag"))
-    return "power" if weighting == "tuned" else weighting  # with the k tuned on dev (exponent_)
+    return str(getattr(ensemble, "weighting", "per-tag"))
 
 
 def prepare_voters(session: DbSession, treebank: Treebank, bundle: ModelBundle, labels: Sequence[str], *,

@@ -33,8 +33,9 @@ def extra_voter_weight(
     """The weight of an extra voter whose tuning UAS (a fraction) is ``accuracy``.
 
     ``uniform``: 1. The weighted schemes score it like a member: ``accuracy`` its UAS,
-    ``power`` UAS ** ``exponent``, ``rank`` the (average) rank it takes among the members'
-    ``member_accuracies`` and itself (the members keep their own ranks). Without an accuracy
+    ``power`` UAS ** ``exponent`` (``tuned`` too, with the k the ensemble tuned), ``rank`` the
+    (average) rank it takes among the members' ``member_accuracies`` and itself (the members
+    keep their own ranks). Without an accuracy
     (no tuning split, or no tree of it there), or for a scheme not listed: None, an average
     member's weight.
 
@@ -45,6 +46,8 @@ def extra_voter_weight(
         0.8
         >>> extra_voter_weight("power", 0.5, exponent=2)
         0.25
+        >>> extra_voter_weight("tuned", 0.5, exponent=3)
+        0.125
         >>> extra_voter_weight("rank", 0.9, [0.7, 0.95, 0.8])
         3.0
         >>> extra_voter_weight("accuracy", None) is None
@@ -52,6 +55,7 @@ def extra_voter_weight(
     """
     if weighting == "uniform":
         return 1.0
+    weighting = "power" if weighting == "tuned" else weighting
     if accuracy is None or weighting not in ("accuracy", "power", "rank"):
         return None
     if weighting == "rank":

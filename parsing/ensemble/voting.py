@@ -34,6 +34,7 @@ from parsing.ensemble.base import (
     vote_labels,
 )
 from parsing.members import MEMBERS
+from parsing.scorer.metrics import evaluate
 from parsing.types import Parse, Scores, Sentence
 
 DEFAULT_MEMBERS: tuple[str, ...] = tuple(MEMBERS)
@@ -151,16 +152,11 @@ def best_exponent(tuning: Sequence[Sentence], parses: MemberParses, accuracies: 
     """
     if not exponents:
         raise ValueError("weighting='tuned' needs at least one exponent")
-    gold_heads = np.concatenate([s.heads[1:] for s in tuning])
-    gold_labels = [label for s in tuning for label in s.deprels[1:]]
 
     def las(exponent: float) -> float:
         weights = scheme_weights(accuracies, "power", exponent=exponent)
         trees = [combine_votes([member[i] for member in parses], weights) for i in range(len(tuning))]
-        heads = np.concatenate([t.heads[1:] for t in trees])
-        labels = [label for t in trees for label in t.deprels[1:]]
-        right = (heads == gold_heads) & np.array([a == b for a, b in zip(labels, gold_labels, strict=True)])
-        return float(right.mean())
+        return float(evaluate(tuning, trees).las.f1)  # CoNLL 2018 conventions, as everywhere
 
     scored = [(las(k), -k) for k in sorted(exponents)]
     return -max(scored)[1]
