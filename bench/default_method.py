@@ -1,12 +1,16 @@
 """Is one ensemble method really better than another? Paired significance tests on test.
 
-Uses the gold model directories that ``bench/ensembles.py --models bench/out/models`` keeps.
-For each treebank, every member parses dev and test once. Each method is fitted on the dev
-parses (tuning data is dev, never test) and combines the test parses. Then
+Uses the model directories that ``bench/ensembles.py --models bench/out/models`` keeps
+(``TREEBANK-gold`` or, with ``--tags predicted``, ``TREEBANK-predicted``: there dev and test are
+tagged by the model's own tagger first, as the members saw them). For each treebank, every member
+parses dev and test once. Each method is fitted on the dev parses (tuning data is dev, never test)
+and combines the test parses. A side may also be one member (``member:graph2``) or the member with
+the best dev LAS (``member:best``): "does the ensemble beat its best member?" Then
 :func:`parsing.scorer.significance.compare` runs its three paired tests (bootstrap, approximate
 randomisation, McNemar) for LAS: per treebank, and over all the test sets pooled.
 
     .venv/bin/python bench/default_method.py vote-uniform vote-accuracy
+    .venv/bin/python bench/default_method.py --tags predicted vote-uniform member:best
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from pathlib import Path  # noqa: E402
 from parsing.conllu_io import load_sentences  # noqa: E402
 from parsing.ensemble.registry import combine, fit_ensemble  # noqa: E402
 from parsing.pipeline import load_models  # noqa: E402
+from parsing.scorer.metrics import evaluate  # noqa: E402
 from parsing.scorer.significance import PairedComparison, compare  # noqa: E402
 from parsing.types import Parse, Sentence  # noqa: E402
 
@@ -30,25 +35,45 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 
 
+MEMBER = "member:"
+
+
+def best_member(dev: list[Sentence], dev_parses: dict[str, list[Parse]]) -> str:
+    """The member whose dev parses have the highest LAS (first in order on a tie)."""
+    return max(dev_parses, key=lambda name: evaluate(dev, dev_parses[name]).las.f1)
+
+
 def method_parses(
     model_dir: Path, treebank: Path, methods: list[str]
-) -> tuple[list[Sentence], list[list[Parse]]]:
-    """The gold test sentences and each method's parses of them (fitted on dev)."""
+) -> tuple[list[Sentence], list[list[Parse]], list[str]]:
+    """The gold test sentences, each side's parses of them (methods fitted on dev) and each
+    side's resolved name (``member:best`` becomes ``member:NAME``)."""
     bundle = load_models(model_dir)
     dev = load_sentences(next(treebank.glob("*-ud-dev.conllu")))
     test = load_sentences(next(treebank.glob("*-ud-test.conllu")))
-    member_parses = bundle.parse(test)
-    outputs = []
+    dev_in, test_in = bundle.prepare(dev), bundle.prepare(test)
+    member_parses = {name: parser.predict(test_in) for name, parser in bundle.parsers.items()}
+    dev_parses: dict[str, list[Parse]] | None = None
+    outputs, resolved = [], []
     for method in methods:
-        ensemble, names = fit_ensemble(method, bundle.parsers, [], dev)
-        outputs.append(combine(ensemble, names, test, member_parses))
-    return test, outputs
+        if method == f"{MEMBER}best":
+            dev_parses = dev_parses or {name: p.predict(dev_in) for name, p in bundle.parsers.items()}
+            method = MEMBER + best_member(dev, dev_parses)
+        if method.startswith(MEMBER):
+            outputs.append(member_parses[method.removeprefix(MEMBER)])
+        else:
+            ensemble, names = fit_ensemble(method, bundle.parsers, [], dev_in)
+            outputs.append(combine(ensemble, names, test_in, member_parses))
+        resolved.append(method)
+    return test, outputs, resolved
 
 
-def row(name: str, result: PairedComparison) -> dict[str, object]:
+def row(name: str, result: PairedComparison, sides: list[str]) -> dict[str, object]:
     """One line of the table: both LAS, their difference and the three p-values."""
     return {
         "treebank": name,
+        "a": sides[0],
+        "b": sides[1],
         "las_a": round(100 * result.score_a, 2),
         "las_b": round(100 * result.score_b, 2),
         "delta": round(100 * result.delta, 2),
@@ -65,23 +90,31 @@ def main() -> None:
     parser.add_argument("method_a")
     parser.add_argument("method_b")
     parser.add_argument("--models", type=Path, default=REPO / "bench" / "out" / "models")
+    parser.add_argument("--tags", choices=("gold", "predicted"), default="gold",
+                        help="which kept models to compare (TREEBANK-gold or TREEBANK-predicted)")
+    parser.add_argument("--out", type=Path, help="also append the JSON lines to this file")
     args = parser.parse_args()
     rows, pooled_gold, pooled_a, pooled_b = [], [], [], []
-    for model_dir in sorted(args.models.glob("*-gold")):
-        treebank = SHARED / "ud" / model_dir.name.removesuffix("-gold")
-        gold, (parses_a, parses_b) = method_parses(model_dir, treebank, [args.method_a, args.method_b])
-        rows.append(row(treebank.name, compare(gold, parses_a, parses_b)["LAS"]))
+    for model_dir in sorted(args.models.glob(f"*-{args.tags}")):
+        treebank = SHARED / "ud" / model_dir.name.removesuffix(f"-{args.tags}")
+        gold, (parses_a, parses_b), sides = method_parses(model_dir, treebank,
+                                                          [args.method_a, args.method_b])
+        rows.append(row(treebank.name, compare(gold, parses_a, parses_b)["LAS"], sides))
         print(json.dumps(rows[-1]), flush=True)
         pooled_gold += gold
         pooled_a += parses_a
         pooled_b += parses_b
-    rows.append(row("all test sets pooled", compare(pooled_gold, pooled_a, pooled_b)["LAS"]))
+    rows.append(row("all test sets pooled", compare(pooled_gold, pooled_a, pooled_b)["LAS"],
+                    [args.method_a, args.method_b]))
     print(json.dumps(rows[-1]), flush=True)
-    print(f"\n| treebank | {args.method_a} LAS | {args.method_b} LAS | Δ | bootstrap p | randomisation p "
-          "| McNemar p |")
-    print("|---|---|---|---|---|---|---|")
+    if args.out:
+        with args.out.open("a", encoding="utf-8") as log:
+            log.writelines(json.dumps({"tags": args.tags, **r}) + "\n" for r in rows)
+    print(f"\n{args.tags} tags\n\n| treebank | A | A LAS | B | B LAS | Δ | bootstrap p "
+          "| randomisation p | McNemar p |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        scores = f"{r['las_a']:.2f} | {r['las_b']:.2f} | {r['delta']:+.2f}"
+        scores = f"{r['a']} | {r['las_a']:.2f} | {r['b']} | {r['las_b']:.2f} | {r['delta']:+.2f}"
         tests = f"{r['bootstrap_p']} | {r['randomization_p']} | {r['mcnemar_p']}"
         print(f"| {r['treebank']} | {scores} | {tests} |")
 

@@ -41,9 +41,11 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from ensemble_tables import Row, tables  # noqa: E402
 from members import SHARED, finish_peer, split_files, start_peer  # noqa: E402
 
 from parsing.base import BaseParser  # noqa: E402
+from parsing.commands.parsers import parse_overrides  # noqa: E402
 from parsing.conllu_io import load_sentences  # noqa: E402
 from parsing.ensemble import ArcVoting, FuzzyPosVoting, MetaClassifier, MinimumBayesRisk, ScoreSum  # noqa: E402
 from parsing.ensemble.base import Ensemble, stack_heads  # noqa: E402
@@ -55,7 +57,6 @@ from parsing.scorer.metrics import evaluate  # noqa: E402
 from parsing.types import Parse, Sentence  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-Row = dict[str, Any]
 Factory = Callable[[list[BaseParser], list[str]], Ensemble | None]
 
 
@@ -118,7 +119,8 @@ def timed_predict(parser: BaseParser, sentences: Sequence[Sentence]) -> tuple[li
 
 
 def run_one(treebank: Path, mode: str, names: list[str], work: Path, stack_member: str | None,
-            methods: list[str] | None = None, subsets: dict[str, list[str]] | None = None) -> list[Row]:
+            methods: list[str] | None = None, subsets: dict[str, list[str]] | None = None,
+            params: dict[str, dict[str, Any]] | None = None, variant: str = "") -> list[Row]:
     """Train members once, then measure members, oracle and every method on test.
 
     A model directory already in ``work`` (from an earlier run with ``--models``) is reused:
@@ -129,13 +131,14 @@ def run_one(treebank: Path, mode: str, names: list[str], work: Path, stack_membe
     dev = load_sentences(dev_path) if dev_path else None
     if dev is None:
         raise SystemExit(f"{treebank.name} has no dev split; the ensembles tune on dev")
-    base = {"treebank": treebank.name, "tags": mode}
-    model_dir = work / f"{treebank.name}-{mode}"
+    base = {"treebank": treebank.name, "tags": mode, **({"variant": variant} if variant else {})}
+    model_dir = work / (f"{treebank.name}-{mode}" + (f"-{variant}" if variant else ""))
     manifest = model_dir / "manifest.json"
     if manifest.is_file() and set(names) <= set(json.loads(manifest.read_text())["parsers"]):
         seconds = json.loads(manifest.read_text())["train_seconds"]
     else:
-        seconds = train_models(train, dev, model_dir, names=names, tags=mode)  # type: ignore[arg-type]
+        seconds = train_models(train, dev, model_dir, names=names, tags=mode,  # type: ignore[arg-type]
+                               params=params)
     bundle = load_models(model_dir, names)
     dev_in, test_in = bundle.prepare(dev), bundle.prepare(test)
     test_words = sum(len(s) for s in test)
@@ -242,105 +245,6 @@ def _stack_jackknifed(name: str, fitted: BaseParser, train: list[Sentence], dev:
 # --------------------------------------------------------------------------- report
 
 
-BASELINES = SHARED / "bench" / "BASELINES.md"
-
-
-def baseline_las() -> dict[tuple[str, str], float]:
-    """UDPipe 1's LAS from ``../shared/bench/BASELINES.md`` by (treebank, tags): its accuracy is
-    deterministic (the same run gives the same LAS), so modes run with ``--no-peer`` compare
-    LAS with it; times are only ever compared within one run."""
-    found: dict[tuple[str, str], float] = {}
-    if not BASELINES.is_file():
-        return found
-    for line in BASELINES.read_text(encoding="utf-8").splitlines():
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        if len(cells) == 9 and cells[0].startswith("UD_"):
-            found[(cells[0], "gold")] = float(cells[2])
-            found[(cells[0], "predicted")] = float(cells[7])
-    return found
-
-
-def _groups(rows: list[Row]) -> list[tuple[str, str, list[Row]]]:
-    keys = sorted({(r["treebank"], r["tags"]) for r in rows}, key=lambda k: (k[1] != "gold", k))
-    return [(t, m, [r for r in rows if r["treebank"] == t and r["tags"] == m]) for t, m in keys]
-
-
-def _peer_las(group: list[Row], treebank: str, tags: str) -> tuple[float | None, str]:
-    peer = next((r for r in group if r["kind"] == "udpipe1"), None)
-    if peer:
-        return float(peer["LAS"]), "same run"
-    known = baseline_las().get((treebank, tags))
-    return known, "BASELINES.md" if known is not None else ""
-
-
-def members_table(rows: list[Row]) -> str:
-    """Markdown: every member per treebank and mode beside UDPipe 1 (LAS, train and parse time)."""
-    lines = ["| treebank | tags | member | UAS | LAS | LAS − UDPipe | train s | train / UDPipe | words/s |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for treebank, tags, group in _groups(rows):
-        peer = next((r for r in group if r["kind"] == "udpipe1"), None)
-        peer_las, _ = _peer_las(group, treebank, tags)
-        for r in [r for r in group if r["kind"] == "member"] + ([peer] if peer else []):
-            delta = f"{r['LAS'] - peer_las:+.2f}" if peer_las is not None else "—"
-            ratio = f"{r['train_s'] / peer['train_s']:.2f}" if peer else "—"
-            lines.append(f"| {treebank} | {tags} | {r['parser']} | {r['UAS']} | {r['LAS']} | {delta} "
-                         f"| {r['train_s']} | {ratio} | {r['parse_words_per_s']} |")
-    return "\n".join(lines)
-
-
-def methods_table(rows: list[Row]) -> str:
-    """Markdown: LAS of every method per treebank and mode, the best member, the oracle and
-    UDPipe 1, then each method's mean gain over the best member (gold tags)."""
-    groups = _groups(rows)
-    methods = list(dict.fromkeys(r["parser"] for r in rows if r["kind"] == "ensemble"))
-    head = "| treebank | tags | best member | " + " | ".join(methods) + " | oracle | UDPipe 1 |"
-    lines = [head, "|" + "---|" * (5 + len(methods))]
-    gains: dict[str, list[float]] = {m: [] for m in methods}
-    for treebank, tags, group in groups:
-        members = [r for r in group if r["kind"] == "member"]
-        if not members:
-            continue
-        best = max(members, key=lambda r: r["LAS"])
-        by_method = {r["parser"]: r["LAS"] for r in group if r["kind"] == "ensemble"}
-        oracle = next((r["LAS"] for r in group if r["kind"] == "oracle"), "—")
-        peer_las, source = _peer_las(group, treebank, tags)
-        cells = [f"{by_method[m]:.2f}" if m in by_method else "—" for m in methods]
-        peer_cell = f"{peer_las:.2f}" + ("" if source == "same run" else "*") if peer_las is not None else "—"
-        lines.append(f"| {treebank} | {tags} | {best['parser']} {best['LAS']:.2f} | " + " | ".join(cells)
-                     + f" | {oracle} | {peer_cell} |")
-        for m in methods:
-            if m in by_method and tags == "gold":
-                gains[m].append(by_method[m] - best["LAS"])
-    lines.append("| **mean Δ best member (gold)** | | | " + " | ".join(
-        f"{np.mean(g):+.2f} ({len(g)})" if g else "—" for g in gains.values()) + " | | |")
-    return "\n".join(lines)
-
-
-def calibration_table(rows: list[Row], method: str, split: str = "dev") -> str:
-    """Markdown: ``method``'s arc accuracy per vote-share bucket, pooled over treebanks, per mode."""
-    lines = [f"| tags | vote share ({method}, {split}) | words | head accuracy |", "|---|---|---|---|"]
-    for tags in ("gold", "predicted"):
-        pooled: dict[tuple[float, float], list[int]] = {}
-        for r in rows:
-            wanted = r["kind"] == "calibration" and r["parser"] == method
-            if wanted and r["split"] == split and r["tags"] == tags:
-                for b in r["buckets"]:
-                    total = pooled.setdefault((b["lower"], b["upper"]), [0, 0])
-                    total[0] += b["words"]
-                    total[1] += b["correct"]
-        for (lower, upper), (words, correct) in sorted(pooled.items()):
-            accuracy = f"{100 * correct / words:.1f}" if words else "—"
-            lines.append(f"| {tags} | {lower:.1f}–{upper:.1f} | {words} | {accuracy} |")
-    return "\n".join(lines)
-
-
-def tables(rows: list[Row], method: str = "vote-uniform") -> str:
-    """All three tables (members, methods, calibration of ``method``) as one Markdown text."""
-    return "\n\n".join(["## Members\n", members_table(rows), "## Ensemble methods (test LAS)\n",
-                        methods_table(rows) + "\n\n\\* UDPipe 1 LAS from ../shared/bench/BASELINES.md",
-                        "## Calibration\n", calibration_table(rows, method)])
-
-
 def main() -> None:
     """Run the benchmark (or only print the tables of earlier runs); see the module docstring."""
     parser = argparse.ArgumentParser(description=__doc__,
@@ -358,7 +262,16 @@ def main() -> None:
     parser.add_argument("--methods", help="comma-separated methods to run (default: all, and stack-jk)")
     parser.add_argument("--subsets", default="",
                         help="also combine member subsets: 'LABEL=a,b,c;LABEL2=...' (method[LABEL] rows)")
+    parser.add_argument("--set", action="append", default=[], metavar="MEMBER.PARAM=VALUE",
+                        help="training hyperparameters, as `python -m parsing train --set` "
+                             "(e.g. tagger.jackknife_seeds=3); give a --variant with them")
+    parser.add_argument("--variant", default="",
+                        help="name of a training variant: its models go to TREEBANK-TAGS-VARIANT and "
+                             "its rows carry it (tables show it beside the tags)")
     args = parser.parse_args()
+    if args.set and not args.variant:
+        parser.error("--set changes training: name the variant with --variant")
+    overrides = parse_overrides(args.set)
     if args.report:
         rows = [json.loads(line) for path in args.report
                 for line in path.read_text(encoding="utf-8").splitlines() if line]
@@ -379,7 +292,8 @@ def main() -> None:
             for treebank in treebanks:
                 peer = None if args.no_peer else start_peer(treebank, mode, Path(tmp) / "peer")
                 rows = run_one(treebank, mode, names, work, args.stack_member or None,
-                               args.methods.split(",") if args.methods else None, subsets)
+                               args.methods.split(",") if args.methods else None, subsets,
+                               overrides, args.variant)
                 if peer is not None:
                     rows.append({"kind": "udpipe1", **finish_peer(peer, treebank, mode)})
                 for row in rows:

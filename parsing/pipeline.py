@@ -204,25 +204,6 @@ def _record_tags(parses: Sequence[Parse], prepared: Sequence[Sentence]) -> None:
         parse.upos = list(sentence.upos)
 
 
-def train_tagger(train: Sequence[Sentence], dev: Sequence[Sentence] | None, *, random_state: int = 0,
-                 params: Mapping[str, Any] | None = None
-                 ) -> tuple[object, list[Sentence], list[Sentence] | None]:
-    """Fit the tagger (``params``: :class:`~parsing.tagger.model.Tagger` hyperparameters); return
-    it, jackknife-tagged train and tagged dev, both as parsers see them with predicted tags
-    (:func:`parsing.tagger.view.parser_view`: no gold lemma, XPOS or FEATS)."""
-    from parsing.jackknife import jackknife_tags
-    from parsing.tagger.model import Tagger
-    from parsing.tagger.view import parser_view
-
-    def make_tagger() -> Tagger:
-        return Tagger(**{"random_state": random_state, **(params or {})})
-
-    tagger = make_tagger().fit(train, dev)
-    jackknifed = jackknife_tags(train, make_tagger, folds=10, random_state=random_state)
-    tagged_dev = tagger.tag_for_parsing(dev) if dev else None
-    return tagger, parser_view(jackknifed, tagger.predicted_columns), tagged_dev
-
-
 def train_models(
     train: Sequence[Sentence],
     dev: Sequence[Sentence] | None,
@@ -276,19 +257,25 @@ def train_models(
         raise ValueError(f"extra training trees for {', '.join(unknown)}, which is not being trained")
     extra = {name: list(extra_train.get(name, ())) for name in chosen} if extra_train is not None else {}
     seconds: dict[str, float] = {}
+    views = [list(train)]
     if tags == "predicted":
+        from parsing.tagger.training import train_tagger
+
         say("training the tagger (and jackknifing training tags)", 0.0)
         started = time.perf_counter()
-        tagger, train, dev = train_tagger(train, dev, random_state=random_state,
+        tagger, views, dev = train_tagger(train, dev, random_state=random_state,
                                           params=overrides.get("tagger"))
-        tagger.save(out / "tagger")  # type: ignore[attr-defined]
-        extra = {name: tagger.tag_for_parsing(more) if more else []  # type: ignore[attr-defined]
+        train = views[0]
+        tagger.save(out / "tagger")
+        extra = {name: tagger.tag_for_parsing(more) if more else []
                  for name, more in extra.items()}
         seconds["tagger"] = time.perf_counter() - started
     paths = {name: out / "parsers" / f"{name}.model" for name in chosen}
     previous = _warm_paths(warm_from, tags, chosen)
     continued: list[str] = []
-    member_train = {name: [*train, *extra[name]] if extra.get(name) else train for name in chosen}
+    own_view = {name: views[i % len(views)] for i, name in enumerate(chosen)}  # jackknife seed by member
+    member_train = {name: [*own_view[name], *extra[name]] if extra.get(name) else own_view[name]
+                    for name in chosen}
     member_jobs = [MemberJob(name, member_train[name], dev, paths[name], random_state,
                              overrides.get(name, {}), previous.get(name)) for name in chosen]
     runner = member_runner or (pool_runner(jobs) if jobs > 1 else None)
@@ -307,6 +294,8 @@ def train_models(
     manifest: dict[str, Any] = {"tags": tags, "parsers": chosen, "train_sentences": len(train),
                                 "dev_sentences": len(dev or []), "train_seconds": seconds,
                                 "random_state": random_state}
+    if len(views) > 1:
+        manifest["jackknife_seeds"] = {name: random_state + i % len(views) for i, name in enumerate(chosen)}
     if extra_train is not None:
         manifest["automatic_sentences"] = {name: len(extra[name]) for name in chosen}
     if warm_from is not None:

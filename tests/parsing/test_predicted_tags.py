@@ -81,13 +81,42 @@ def test_parsers_see_no_gold_morphology_with_predicted_tags(tagged_model: tuple[
 
 def test_training_tags_are_jackknifed_without_gold_morphology(ud_root: Path) -> None:
     from parsing.conllu_io import load_sentences
-    from parsing.pipeline import train_tagger
+    from parsing.tagger.training import train_tagger
 
     train = load_sentences(ud_root / "UD_Wolof-WTB" / "wo_wtb-ud-train.conllu")[:60]
-    tagger, jackknifed, dev = train_tagger(train[:50], train[50:], params={"max_iter": 2})
+    tagger, (jackknifed,), dev = train_tagger(train[:50], train[50:], params={"max_iter": 2})
     assert dev is not None and len(jackknifed) == 50
     for seen in (*jackknifed, *dev):
         assert set(seen.lemmas[1:]) == set(seen.feats[1:]) == set(seen.xpos[1:]) == {"_"}
-    _, with_feats, _ = train_tagger(train[:50], None, params={"max_iter": 2, "predict_feats": True})
+    _, (with_feats,), _ = train_tagger(train[:50], None, params={"max_iter": 2, "predict_feats": True})
     assert any(f != "_" for s in with_feats for f in s.feats[1:])  # predicted FEATS are kept
     assert all(set(s.lemmas[1:]) == {"_"} for s in with_feats)
+
+
+def test_each_jackknife_seed_gives_the_members_differently_wrong_training_tags(ud_root: Path,
+                                                                              tmp_path: Path) -> None:
+    """``tagger.jackknife_seeds=2``: the sentences fall into other folds per seed, so the training
+    tags differ somewhere while the trees do not; members take the seeds in turn (the manifest
+    says which), and one seed gives exactly the single view of a plain run."""
+    import json
+
+    from parsing.conllu_io import load_sentences
+    from parsing.pipeline import train_models
+    from parsing.tagger.training import train_tagger
+
+    train = load_sentences(ud_root / "UD_Wolof-WTB" / "wo_wtb-ud-train.conllu")[:80]
+    _, views, _ = train_tagger(train, None, params={"max_iter": 2, "jackknife_seeds": 2})
+    assert len(views) == 2
+    assert [s.heads.tolist() for s in views[0]] == [s.heads.tolist() for s in views[1]]
+    assert any(a.upos != b.upos for a, b in zip(*views, strict=True))
+    _, (single,), _ = train_tagger(train, None, params={"max_iter": 2})
+    assert [s.upos for s in single] == [s.upos for s in views[0]]
+    with pytest.raises(ValueError, match="jackknife_seeds"):
+        train_tagger(train, None, params={"jackknife_seeds": 0})
+
+    train_models(train, None, tmp_path, names=["graph1", "eager"], tags="predicted",
+                 params={"tagger": {"max_iter": 2, "jackknife_seeds": 2},
+                         "graph1": {"max_iter": 1}, "eager": {"epochs": 1}})
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert manifest["jackknife_seeds"] == {"graph1": 0, "eager": 1}
+    assert set(load_models(tmp_path).parsers) == {"graph1", "eager"}
