@@ -254,6 +254,8 @@ def main() -> None:
     parser.add_argument("--parsers", help="comma-separated members (default: all)")
     parser.add_argument("--stack-member", default="eager", help="level 0 of stack-jk ('' to skip)")
     parser.add_argument("--no-peer", action="store_true", help="skip UDPipe 1")
+    parser.add_argument("--peer-out", type=Path, default=REPO.parent / "peer-out",
+                        help="UDPipe 1's models and outputs (kept for bench/ensemble_speed.py)")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "out" / "ensembles.jsonl")
     parser.add_argument("--report", type=Path, nargs="+",
                         help="print the tables of these JSONL files and stop")
@@ -290,7 +292,7 @@ def main() -> None:
         work = args.models or Path(tmp)
         for mode in args.tags.split(","):
             for treebank in treebanks:
-                peer = None if args.no_peer else start_peer(treebank, mode, Path(tmp) / "peer")
+                peer = None if args.no_peer else start_peer(treebank, mode, args.peer_out / treebank.name)
                 rows = run_one(treebank, mode, names, work, args.stack_member or None,
                                args.methods.split(",") if args.methods else None, subsets,
                                overrides, args.variant)
