@@ -20,7 +20,8 @@ Times come from the worker's JSON-lines job log (:mod:`app.jobs.logs`, milliseco
 (members, ensemble, models written); pre-annotation = from there to ``job.done`` (every pool
 batch parsed and stored). Also recorded: the round's members, tags, ensemble and dev LAS, each
 member's training seconds from the round's manifest and which worker process trained it.
-One JSON line per run is appended to ``--out`` (default ``bench/out/round_workers.jsonl``).
+One JSON line per run is appended to ``--out`` (default ``bench/out/round_workers.jsonl``), and the
+worker's log is kept beside it (``round_workers-<treebank>-w<W>.log``: every member's start and end).
 ``--fast`` uses the app's cheap member settings (a trial, not a measurement).
 """
 
@@ -32,6 +33,7 @@ import os
 import platform
 import re
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -280,6 +282,7 @@ def measure(splits: Splits, workers: int, options: argparse.Namespace) -> dict[s
             timings = run_round(app, treebank_id, options, log)
         finally:
             stop_worker(process)
+            shutil.copyfile(log, options.out.with_name(f"round_workers-{splits.name}-w{workers}.log"))
         details = round_details(app, timings["job"])
         with app.app_context():
             db.engine.dispose()
