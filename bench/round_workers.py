@@ -313,16 +313,19 @@ def git_commit() -> str:
 
 
 def report_table(records: Sequence[dict[str, Any]]) -> str:
-    """A Markdown table of the records; training speed-up against the 1-worker run of the same setting."""
+    """A Markdown table of the records (in run order); training speed-up against the latest 1-worker run
+    of the same setting so far (the one of the same invocation when ``--workers 1,2`` ran them)."""
     def setting(record: dict[str, Any]) -> tuple[Any, ...]:
         return (record["treebank"], record["tags"], tuple(record["members"]), record["pool_sentences"],
                 record["backend"], record["fast"])
-    one_worker = {setting(r): r for r in records if r["workers"] == 1}
+    one_worker: dict[tuple[Any, ...], dict[str, Any]] = {}
     lines = ["| treebank | tags | members | workers | queue+db | train trees / words | pool sents / words "
              "| total s | train s | train speed-up | pre-annotate s | sents/s | words/s | dev LAS "
              "| member train s (processes) |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in records:
+        if r["workers"] == 1:
+            one_worker[setting(r)] = r
         base = one_worker.get(setting(r))
         speedup = f"{base['train_s'] / r['train_s']:.2f}x" if base else ""
         seconds = ", ".join(f"{name} {value:.1f}" for name, value in r["member_seconds"].items())

@@ -135,13 +135,14 @@ def record(workers: int, train_s: float, *, pool: int = 300, **changes: Any) -> 
 
 
 def test_report_table_gives_the_training_speed_up_against_one_worker_of_the_same_setting() -> None:
-    rows = [record(1, 30.0), record(2, 20.0), record(2, 20.0, pool=600)]
+    rows = [record(1, 30.0), record(2, 20.0), record(2, 20.0, pool=600), record(1, 40.0), record(2, 20.0)]
     lines = report_table(rows).splitlines()
-    assert len(lines) == 5 and lines[0].count("|") == lines[1].count("|") == lines[2].count("|")
+    assert len(lines) == 7 and lines[0].count("|") == lines[1].count("|") == lines[2].count("|")
     cells = [[cell.strip() for cell in line.strip("|").split("|")] for line in lines[2:]]
     header = [cell.strip() for cell in lines[0].strip("|").split("|")]
     speedup, rate = header.index("train speed-up"), header.index("sents/s")
-    assert [row[speedup] for row in cells] == ["1.00x", "1.50x", ""]  # no 1-worker run with 600
-    assert [row[rate] for row in cells] == ["30.0", "30.0", "60.0"]
+    # no 1-worker run with a pool of 600; a later 1-worker run is the base of the runs after it
+    assert [row[speedup] for row in cells] == ["1.00x", "1.50x", "", "1.00x", "2.00x"]
+    assert [row[rate] for row in cells] == ["30.0", "30.0", "60.0", "30.0", "30.0"]
     assert cells[0][header.index("member train s (processes)")] == "graph1 20.0, eager 5.2 (1)"
     assert cells[0][header.index("train trees / words")] == "1,051 / 5,082"
