@@ -17,7 +17,9 @@ Configuration, in order (later wins):
    ``IMPORT_INLINE_MAX_BYTES`` (2 MB), ``EXPORT_INLINE_MAX_SENTENCES`` (20,000),
    ``IMPORT_BATCH`` (2,000 sentences), ``STAGING_DIR`` (``instance/staging``) and
    ``STAGING_RETENTION_SECONDS`` (a day): larger imports and exports run as jobs
-   (:mod:`app.services.staging`, :mod:`app.jobs.file_tasks`);
+   (:mod:`app.services.staging`, :mod:`app.jobs.file_tasks`); ``PREANNOTATE_PROCESSES``
+   (default 1): a round's members parse its pool in that many forked processes
+   (:class:`parsing.forked.ParserPool`);
 5. the ``test_config`` mapping.
 
 Outside tests (``TESTING``) the app refuses to start without a real ``SECRET_KEY``
@@ -73,6 +75,7 @@ def _configure(app: Flask, test_config: Mapping[str, Any] | None) -> None:
         JOB_QUEUE="sqlite",
         JOB_HEARTBEAT_SECONDS=10,
         JOB_STALE_SECONDS=45,
+        PREANNOTATE_PROCESSES=1,
         MEMBER_PARAMS={},
         ENSEMBLE_PARAMS={},
         IMPORT_INLINE_MAX_BYTES=staging.IMPORT_INLINE_MAX_BYTES,

@@ -132,7 +132,7 @@ def bench_app(folder: Path, options: argparse.Namespace) -> Flask:
         JOB_QUEUE_NAME=f"arcvote-bench-{uuid.uuid4().hex[:12]}",
         MODELS_DIR=str(folder / "models"), STAGING_DIR=str(folder / "staging"), WTF_CSRF_ENABLED=False,
         MEMBER_PARAMS=FAST_MEMBER_PARAMS if fast else {},
-        ENSEMBLE_PARAMS=FAST_ENSEMBLE_PARAMS if fast else {})
+        ENSEMBLE_PARAMS=FAST_ENSEMBLE_PARAMS if fast else {}, PREANNOTATE_PROCESSES=1)
     return app
 
 
@@ -159,7 +159,7 @@ def worker_environment(app: Flask) -> dict[str, str]:
            "JOB_QUEUE": str(config["JOB_QUEUE"]), "REDIS_URL": str(config["REDIS_URL"]),
            "MODELS_DIR": str(config["MODELS_DIR"]), "FLASK_SECRET_KEY": json.dumps(secrets.token_hex(32))}
     for key in ("JOB_QUEUE_FILE", "JOB_QUEUE_NAME", "MODELS_DIR", "STAGING_DIR", "MEMBER_PARAMS",
-                "ENSEMBLE_PARAMS"):
+                "ENSEMBLE_PARAMS", "PREANNOTATE_PROCESSES"):
         env[f"FLASK_{key}"] = json.dumps(config[key])
     return env
 
@@ -275,6 +275,7 @@ def measure(splits: Splits, workers: int, options: argparse.Namespace) -> dict[s
                       blank_tags=options.tags == "predicted")
     with tempfile.TemporaryDirectory(prefix="round-workers-") as folder:
         app = bench_app(Path(folder), options)
+        app.config["PREANNOTATE_PROCESSES"] = workers if options.parallel_preannotation else 1
         treebank_id = load_treebank(app, splits, pool)
         log = Path(folder) / "worker.log"
         process = start_worker(app, workers, log)
@@ -288,6 +289,7 @@ def measure(splits: Splits, workers: int, options: argparse.Namespace) -> dict[s
             db.engine.dispose()
     pool_words = word_count(pool)
     return {"treebank": splits.name, "workers": workers, "backend": backend(options),
+            "preannotate_processes": workers if options.parallel_preannotation else 1,
             "fast": bool(options.fast), "requested_parsers": options.parsers, **details,
             "train_sentences": len(splits.train), "train_words": word_count(splits.train),
             "dev_sentences": len(splits.dev), "pool_sentences": len(pool), "pool_words": pool_words,
@@ -356,6 +358,9 @@ def parse_options(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--tags", choices=["gold", "predicted"], default="gold")
     parser.add_argument("--pool", type=int, default=10_000, help="pool sentences to pre-annotate")
     parser.add_argument("--fast", action="store_true", help="the app's cheap member settings (a trial)")
+    parser.add_argument("--parallel-preannotation", action="store_true",
+                        help="the round's members parse the pool in as many processes as there are "
+                             "workers (PREANNOTATE_PROCESSES)")
     parser.add_argument("--redis", nargs="?", const=DEFAULT_REDIS_URL, default=None,
                         help="the Redis queue (default URL %(const)s) instead of the SQLite one")
     parser.add_argument("--database-url", default=None,

@@ -1,7 +1,9 @@
 """Members parsing side by side in forked processes (``--jobs N``).
 
 Each worker process is forked with the loaded members and the sentences already in memory
-(nothing is pickled on the way in); only the parses travel back.
+(nothing is pickled on the way in); only the parses travel back. :class:`ParserPool` keeps its
+forked processes for many calls (a round pre-annotating its pool batch by batch): the members
+are forked once, each call's sentences travel in and the parses back.
 """
 
 from __future__ import annotations
@@ -9,11 +11,12 @@ from __future__ import annotations
 import multiprocessing
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from types import TracebackType
 
 from parsing.base import BaseParser
 from parsing.types import Parse, Sentence
 
-__all__ = ["can_fork", "parse_forked"]
+__all__ = ["ParserPool", "can_fork", "parse_forked"]
 
 _FORKED: tuple[Mapping[str, BaseParser], Sequence[Sentence]] | None = None
 """The members and sentences forked workers parse (set only while :func:`parse_forked` runs)."""
@@ -42,3 +45,59 @@ def parse_forked(parsers: Mapping[str, BaseParser], prepared: Sequence[Sentence]
     finally:
         _FORKED = None
     return {name: parsed[name] for name in names}
+
+
+_POOLED: Mapping[str, BaseParser] | None = None
+"""The members of a :class:`ParserPool`, in each of its forked processes."""
+
+
+def _install(parsers: Mapping[str, BaseParser]) -> None:
+    global _POOLED
+    _POOLED = parsers
+
+
+def _parse_pooled(name: str, sentences: Sequence[Sentence]) -> list[Parse]:
+    assert _POOLED is not None, "only called in processes forked by ParserPool"
+    return _POOLED[name].predict(sentences)
+
+
+class ParserPool:
+    """``processes`` forked processes holding ``parsers``, for many :meth:`parse` calls.
+
+    Use it as a context manager (the processes end on exit). The members are forked with the
+    process (copy-on-write, never pickled); sentences and parses are pickled per call.
+
+    Raises:
+        ValueError: fewer than 2 processes, or a platform that cannot fork.
+    """
+
+    def __init__(self, parsers: Mapping[str, BaseParser], processes: int) -> None:
+        if processes < 2:
+            raise ValueError(f"a parser pool needs at least 2 processes, not {processes}")
+        if not can_fork():
+            raise ValueError("this platform cannot fork processes")
+        self.parsers = parsers
+        self.processes = processes
+        context = multiprocessing.get_context("fork")
+        self._executor = ProcessPoolExecutor(max_workers=processes, mp_context=context,
+                                             initializer=_install, initargs=(parsers,))
+
+    def parse(self, prepared: Sequence[Sentence], names: Sequence[str]) -> dict[str, list[Parse]]:
+        """Each named member's parses of ``prepared`` (sentences as the members see them)."""
+        unknown = [name for name in names if name not in self.parsers]
+        if unknown:
+            raise ValueError(f"the pool has no parser {', '.join(unknown)}")
+        sentences = list(prepared)
+        futures = {name: self._executor.submit(_parse_pooled, name, sentences) for name in names}
+        return {name: future.result() for name, future in futures.items()}
+
+    def close(self) -> None:
+        """End the processes (waiting for any parse under way)."""
+        self._executor.shutdown(wait=True, cancel_futures=True)
+
+    def __enter__(self) -> ParserPool:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        self.close()

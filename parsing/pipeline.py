@@ -28,7 +28,7 @@ from parsing.ensemble.base import Ensemble
 from parsing.ensemble.constrained import force_combined, reads_like_a_review, sentence_weights, vote_forced
 from parsing.ensemble.registry import combine, fit_ensemble, load_ensemble, method_spec, save_ensemble
 from parsing.ensemble.voting import ensemble_vote_weights
-from parsing.forked import can_fork, parse_forked
+from parsing.forked import ParserPool, can_fork, parse_forked
 from parsing.member_fit import MemberJob, MemberRunner, fit_member, pool_runner
 from parsing.members import MEMBERS, member_names
 from parsing.persist import load_model
@@ -70,21 +70,26 @@ class ModelBundle:
         return tagged
 
     def parse(self, sentences: Sequence[Sentence], names: Sequence[str] | None = None,
-              *, tags: TagMode | None = None, jobs: int = 1) -> dict[str, list[Parse]]:
+              *, tags: TagMode | None = None, jobs: int = 1,
+              pool: ParserPool | None = None) -> dict[str, list[Parse]]:
         """Every named member's parses of ``sentences`` (tagged first if needed).
 
         With predicted tags each parse's ``upos`` holds the tags the member parsed with (the
         tagger's), so a caller can write them; with gold tags it stays ``None``.
 
         With ``jobs > 1`` the members parse in that many forked processes (each inherits the
-        loaded models; only the parses travel back), where the platform can fork.
+        loaded models; only the parses travel back), where the platform can fork; a ``pool``
+        (:class:`~parsing.forked.ParserPool` of this bundle's parsers) keeps its processes
+        between calls instead.
         """
         prepared = self.prepare(sentences, tags)
         chosen = names or list(self.parsers)
         missing = [name for name in chosen if name not in self.parsers]
         if missing:
             raise ValueError(f"model has no parser {', '.join(missing)}; it has {', '.join(self.parsers)}")
-        if jobs > 1 and len(chosen) > 1 and can_fork():
+        if pool is not None:
+            parses = pool.parse(prepared, chosen)
+        elif jobs > 1 and len(chosen) > 1 and can_fork():
             parses = parse_forked(self.parsers, prepared, list(chosen), jobs)
         else:
             parses = {name: self.parsers[name].predict(prepared) for name in chosen}
@@ -94,7 +99,7 @@ class ModelBundle:
         return parses
 
     def parse_with_ensemble(self, sentences: Sequence[Sentence], names: Sequence[str] | None = None,
-                            *, tags: TagMode | None = None, jobs: int = 1
+                            *, tags: TagMode | None = None, jobs: int = 1, pool: ParserPool | None = None
                             ) -> tuple[dict[str, list[Parse]], list[Parse]]:
         """Every named member's parses and the ensemble's (its members are always parsed).
 
@@ -107,7 +112,7 @@ class ModelBundle:
             raise ValueError("this model has no ensemble; train it with --ensemble METHOD")
         prepared = self.prepare(sentences, tags)
         wanted = list(dict.fromkeys([*(names or self.parsers), *self.ensemble_members]))
-        parses = self.parse(prepared, wanted, tags="gold", jobs=jobs)
+        parses = self.parse(prepared, wanted, tags="gold", jobs=jobs, pool=pool)
         combined = combine(self.ensemble, self.ensemble_members, prepared, parses)
         if (tags or self.tags) == "predicted":
             for member_parses in [*parses.values(), combined]:

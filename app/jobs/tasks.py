@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,6 @@ from app.services.preannotate import (
     new_round,
     parse_batch,
     pool_targets,
-    require_tags,
     train_round,
     training_data,
     warm_start_round,
@@ -32,7 +32,9 @@ from app.services.preannotate import (
 from app.services.rounds import changed_between, ensemble_trees, finish_round
 from app.services.self_training import automatic_training_trees
 from app.services.sources import split_sentence_ids
+from app.services.tag_checks import require_tags
 from parsing.ensemble.registry import default_method
+from parsing.forked import ParserPool, can_fork
 from parsing.member_fit import fit_member
 
 BATCH = 25
@@ -112,14 +114,17 @@ def _preannotate(session: DbSession, job: Job, progress: Progress, treebank: Tre
     if externals:
         trained.voters = prepare_voters(session, treebank, trained.bundle, externals, user=user,
                                         outcome=plugins)
-    for start in range(0, len(targets), BATCH):
-        batch = targets[start:start + BATCH]
-        before = ensemble_trees(session, batch)  # the previous round's trees
-        run_plugins(session, treebank, batch, user=user, outcome=plugins)  # external parsers (issue #16)
-        done += parse_batch(session, trained, batch, user=user)
-        batch_compared, batch_changed = changed_between(before, ensemble_trees(session, batch))
-        compared, changed = compared + batch_compared, changed + batch_changed
-        progress(f"parsed {done} of {len(targets)} sentences", 0.6 + 0.4 * done / len(targets))
+    processes = int(current_app.config.get("PREANNOTATE_PROCESSES") or 1)
+    trained.pool = ParserPool(trained.bundle.parsers, processes) if processes > 1 and can_fork() else None
+    with trained.pool or nullcontext():  # the members parse in that many processes, forked once
+        for start in range(0, len(targets), BATCH):
+            batch = targets[start:start + BATCH]
+            before = ensemble_trees(session, batch)  # the previous round's trees
+            run_plugins(session, treebank, batch, user=user, outcome=plugins)  # external parsers (#16)
+            done += parse_batch(session, trained, batch, user=user)
+            batch_compared, batch_changed = changed_between(before, ensemble_trees(session, batch))
+            compared, changed = compared + batch_compared, changed + batch_changed
+            progress(f"parsed {done} of {len(targets)} sentences", 0.6 + 0.4 * done / len(targets))
     if not targets:
         progress("nothing to parse: every pool sentence is annotated", 1.0)
     finish_round(round_, compared=compared, changed=changed)

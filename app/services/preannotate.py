@@ -28,15 +28,17 @@ from typing import Any
 import numpy as np
 from sqlalchemy import func, select
 
-from app.models import Document, Sentence, SentenceState, Token, Treebank, TreeVersion, User
+from app.models import Document, Sentence, SentenceState, Treebank, TreeVersion, User
 from app.parser_models import TrainingRound
 from app.services import DbSession
 from app.services.external_votes import ExternalVoter, cast_ballots
 from app.services.parsing_adapter import load_sentences, partial_trees, tree_of_parse, with_trees
+from app.services.tag_checks import require_tags
 from app.services.trees import latest_versions
 from parsing.ensemble.base import member_accuracy, stack_heads
 from parsing.ensemble.confidence import SentenceConfidence, sentence_confidence
 from parsing.ensemble.registry import default_method, method_spec
+from parsing.forked import ParserPool
 from parsing.member_fit import MemberRunner
 from parsing.members import member_names
 from parsing.pipeline import ModelBundle, TagMode, load_models, read_manifest, train_models
@@ -76,11 +78,13 @@ Say = Callable[[str, float], None]
 
 @dataclass
 class TrainedRound:
-    """The fitted members and ensemble (a bundle), the members' vote weights, external voters."""
+    """The fitted members and ensemble (a bundle), the members' vote weights, external voters,
+    and the forked processes its members parse in when a round pre-annotates on several cores."""
 
     bundle: ModelBundle
     weights: list[float]
     voters: list[ExternalVoter] = field(default_factory=list)
+    pool: ParserPool | None = None
 
 
 @dataclass
@@ -310,38 +314,6 @@ def vote_weights(bundle: ModelBundle, dev_uas: Sequence[float] | None) -> list[f
     return [1.0] * len(names)
 
 
-def require_tags(session: DbSession, sentence_ids: Sequence[int], tags: str) -> None:
-    """Refuse gold-tag parsing of sentences that have words without UPOS (``_``).
-
-    Parsers trained on gold tags read the UPOS column; on ``_`` they would parse garbage.
-
-    :raise ValueError: naming how many such sentences there are and one of them.
-    """
-    if tags != "gold" or not sentence_ids:
-        return
-    untagged: list[int] = []
-    for start in range(0, len(sentence_ids), 5000):
-        chunk = list(sentence_ids[start:start + 5000])
-        untagged.extend(session.scalars(select(Token.sentence_id).distinct().where(
-            Token.sentence_id.in_(chunk), Token.word.is_not(None), Token.upos == "_")))
-    if untagged:
-        example = session.get(Sentence, untagged[0])
-        name = (example.sent_id if example is not None else None) or f"#{untagged[0]}"
-        raise ValueError(f"{len(untagged)} of the {len(sentence_ids)} sentences to parse have words without "
-                         f"UPOS (e.g. {name}): pre-annotate with predicted tags, which tag them first")
-
-
-def pool_has_untagged(session: DbSession, treebank: Treebank) -> bool:
-    """Whether a pool sentence still to annotate has a word without UPOS (raw text): then
-    pre-annotation needs predicted tags (:func:`require_tags`)."""
-    annotated = select(TreeVersion.sentence_id).where(TreeVersion.kind == "annotation")
-    return session.scalar(
-        select(Token.id).join(Sentence).join(Document)
-        .where(Document.treebank_id == treebank.id, Document.split == "pool", Token.word.is_not(None),
-               Token.upos == "_", Sentence.id.not_in(annotated)).limit(1)
-    ) is not None
-
-
 def parse_batch(
     session: DbSession, trained: TrainedRound, sentence_ids: Sequence[int], *, user: User
 ) -> int:
@@ -354,7 +326,7 @@ def parse_batch(
     """
     require_tags(session, sentence_ids, trained.bundle.tags)
     sentences = load_sentences(session, sentence_ids)
-    by_name, combined = trained.bundle.parse_with_ensemble(sentences)
+    by_name, combined = trained.bundle.parse_with_ensemble(sentences, pool=trained.pool)
     combined, ballots = cast_ballots(session, trained.bundle, trained.voters, sentence_ids, sentences,
                                      by_name, combined, trained.weights)
     for i, sentence_id in enumerate(sentence_ids):

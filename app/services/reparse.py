@@ -32,7 +32,8 @@ from app.parser_models import TrainingRound
 from app.services import DbSession
 from app.services.model_cache import ModelCache
 from app.services.parsing_adapter import load_sentences, parse_of_tree, tree_of_parse
-from app.services.preannotate import ensemble_confidence, require_tags
+from app.services.preannotate import ensemble_confidence
+from app.services.tag_checks import require_tags
 from app.services.workspace import newest_trees
 from parsing.constraints import Constraints
 from parsing.persist import ModelFormatError

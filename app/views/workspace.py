@@ -14,7 +14,7 @@ from app.models import Sentence, Treebank
 from app.services.assignments import editing_line
 from app.services.external import external_parsers
 from app.services.permissions import can
-from app.services.preannotate import DEFAULT_PARSERS, pool_has_untagged
+from app.services.preannotate import DEFAULT_PARSERS
 from app.services.queue import (
     DEFAULT_ORDER,
     DEFAULT_ORDER_REASON,
@@ -26,6 +26,7 @@ from app.services.queue import (
 )
 from app.services.reparse import treebank_can_reparse
 from app.services.sources import split_sentence_ids
+from app.services.tag_checks import pool_has_untagged
 from app.services.workspace import editor_data
 from app.views.access import requires
 from parsing.ensemble.registry import DEFAULT_METHODS, METHODS

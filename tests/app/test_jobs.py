@@ -31,9 +31,12 @@ def _pool_ids(session: Session) -> list[int]:
     return list(session.scalars(select(Sentence.id).join(Document).where(Document.split == "pool")))
 
 
+@pytest.mark.parametrize("processes", [1, 2])
 def test_preannotation_stores_members_ensemble_and_confidence(
-    app: Flask, session: Session, user: User, fast: Path
+    app: Flask, session: Session, user: User, fast: Path, processes: int
 ) -> None:
+    """... and with PREANNOTATE_PROCESSES=2 the members parse in forked processes: the same trees."""
+    app.config["PREANNOTATE_PROCESSES"] = processes
     import_tiny(session, user)
     session.commit()
     job = create_job(session, kind="preannotate", user=user,
@@ -64,11 +67,15 @@ def test_preannotation_stores_members_ensemble_and_confidence(
     assert bundle.ensemble_method == DEFAULT_METHOD
     from app.services.parsing_adapter import load_sentences
 
-    _, combined = bundle.parse_with_ensemble(load_sentences(session, pool))
-    for sentence_id, parse in zip(pool, combined, strict=True):
+    by_name, combined = bundle.parse_with_ensemble(load_sentences(session, pool))
+    for i, sentence_id in enumerate(pool):
         stored = session.scalars(select(TreeVersion).where(TreeVersion.sentence_id == sentence_id,
                                                            TreeVersion.kind == "ensemble")).one()
-        assert stored.heads == parse.heads[1:].tolist()
+        assert stored.heads == combined[i].heads[1:].tolist()
+        member = session.scalars(select(TreeVersion).where(TreeVersion.sentence_id == sentence_id,
+                                                           TreeVersion.name == "eager")).one()
+        assert (member.heads, member.deprels) == (by_name["eager"][i].heads[1:].tolist(),
+                                                  by_name["eager"][i].deprels[1:])
 
 
 def test_preannotation_with_a_chosen_ensemble(app: Flask, session: Session, user: User, fast: Path) -> None:

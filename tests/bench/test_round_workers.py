@@ -109,8 +109,9 @@ def test_the_worker_gets_the_bench_apps_database_queue_and_member_settings() -> 
     app.config.update(SQLALCHEMY_DATABASE_URI="sqlite:////tmp/x/arcvote.sqlite", JOB_QUEUE="sqlite",
                       REDIS_URL="redis://127.0.0.1:6379/0", JOB_QUEUE_FILE="/tmp/x/q.sqlite",
                       JOB_QUEUE_NAME="arcvote-bench-1", MODELS_DIR="/tmp/x/models", STAGING_DIR="/tmp/x/s",
-                      MEMBER_PARAMS={"eager": {"epochs": 2}}, ENSEMBLE_PARAMS={})
+                      MEMBER_PARAMS={"eager": {"epochs": 2}}, ENSEMBLE_PARAMS={}, PREANNOTATE_PROCESSES=2)
     env = worker_environment(app)
+    assert json.loads(env["FLASK_PREANNOTATE_PROCESSES"]) == 2
     assert env["DATABASE_URL"] == "sqlite:////tmp/x/arcvote.sqlite" and env["JOB_QUEUE"] == "sqlite"
     assert json.loads(env["FLASK_MEMBER_PARAMS"]) == {"eager": {"epochs": 2}}
     assert json.loads(env["FLASK_JOB_QUEUE_FILE"]) == "/tmp/x/q.sqlite"

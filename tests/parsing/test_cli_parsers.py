@@ -156,3 +156,27 @@ def test_train_and_parse_with_stacking(slices: dict[str, Path], tmp_path: Path) 
     output = tmp_path / "stacked.conllu"
     assert main(["parse", "--model", str(out), "--input", str(slices["raw"]), "--output", str(output)]) == 0
     assert evaluate(load_sentences(slices["dev"]), load_sentences(output)).uas.f1 > 0.6
+
+
+def test_a_parser_pool_parses_like_the_members_here_call_after_call(model_dir: Path,
+                                                                    slices: dict[str, Path]) -> None:
+    """The forked processes of a ParserPool keep the members between calls and give the
+    parses this process gives; unknown names and a one-process pool are refused."""
+    from parsing.conllu_io import load_sentences
+    from parsing.forked import ParserPool
+    from parsing.pipeline import load_models
+
+    bundle = load_models(model_dir)
+    sentences = load_sentences(slices["dev"])
+    here = bundle.parse_with_ensemble(sentences)
+    with ParserPool(bundle.parsers, 2) as pool:
+        for start, end in ((0, 7), (7, len(sentences))):
+            by_name, combined = bundle.parse_with_ensemble(sentences[start:end], pool=pool)
+            for name, parses in by_name.items():
+                assert [(p.heads.tolist(), p.deprels) for p in parses] == \
+                    [(p.heads.tolist(), p.deprels) for p in here[0][name][start:end]], name
+            assert [p.heads.tolist() for p in combined] == [p.heads.tolist() for p in here[1][start:end]]
+        with pytest.raises(ValueError, match="no parser"):
+            pool.parse(sentences[:1], ["nonexistent"])
+    with pytest.raises(ValueError, match="at least 2"):
+        ParserPool(bundle.parsers, 1)
