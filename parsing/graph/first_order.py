@@ -60,6 +60,7 @@ class FirstOrderParser(GraphParser):
     """
 
     name = "graph1"
+    parse_cost = 2.0
     description = "graph-based, first order (McDonald et al. 2005): arc-factored, Chu-Liu-Edmonds"
 
     def __init__(

@@ -64,6 +64,7 @@ class SecondOrderParser(GraphParser):
     """
 
     name = "graph2"
+    parse_cost = 3.4
     description = "graph-based, second order with siblings (McDonald & Pereira 2006): second-order Eisner"
 
     def __init__(

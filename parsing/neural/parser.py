@@ -130,6 +130,7 @@ class NeuralTransitionParser(BeamDecoding, BaseParser):
     """
 
     name: ClassVar[str] = "neural"
+    parse_cost: ClassVar[float] = 2.5
     warm_start: bool = False  # class defaults: parsers saved before these parameters existed
     warm_epochs: int = 1
     warm_attributes: ClassVar[tuple[str, ...]] = ("optimizer_",)

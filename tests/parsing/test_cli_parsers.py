@@ -143,7 +143,10 @@ def test_bad_overrides_and_malformed_input_exit_2(slices: dict[str, Path], tmp_p
 
 
 def test_docstring_examples() -> None:
+    import parsing.forked
+
     assert doctest.testmod(parsers_command).failed == 0
+    assert doctest.testmod(parsing.forked).attempted and doctest.testmod(parsing.forked).failed == 0
 
 
 def test_train_and_parse_with_stacking(slices: dict[str, Path], tmp_path: Path) -> None:
