@@ -26,6 +26,9 @@ from parsing.persist import load_model, save_model
 UNKNOWN_WORD = "<unk>"
 """The stand-in for words seen fewer than a clustering's ``min_count`` times (and unseen ones)."""
 
+PREFIX_BITS = (4, 6, None)
+"""The path prefixes parsers read (Koo et al. 2008): 4 bits, 6 bits, the full path (``None``)."""
+
 _DIGIT = re.compile(r"\d")
 
 
@@ -98,6 +101,12 @@ class ClusterLexicon:
         unknown = table.get(UNKNOWN_WORD, 0)
         return np.fromiter((table.get(normalize_word(w), unknown) for w in words), dtype=np.int64,
                            count=len(words))
+
+    def code_rows(self, forms: Sequence[str]) -> NDArray[np.int64]:
+        """The 4-bit prefix, 6-bit prefix and full path ids (:meth:`codes`) of a sentence's words
+        (``forms`` without ROOT), with ``-1`` for ROOT first: shape ``(3, len(forms) + 1)``."""
+        rows = [np.concatenate([[-1], self.codes(forms, bits)]) for bits in PREFIX_BITS]
+        return np.stack(rows).astype(np.int64)
 
     def save(self, path: str | Path) -> None:
         """Write the lexicon to ``path`` (arrays plus JSON, :mod:`parsing.persist`)."""

@@ -1,9 +1,10 @@
 """Word-cluster features of the graph-based parsers (Koo, Carreras & Collins 2008; Razavi 2012).
 
 A parser with a :class:`~parsing.clusters.lexicon.ClusterLexicon` appends three rows to its
-token table (:func:`cluster_rows`): the ids of each word's 4-bit and 6-bit path prefixes and of
-its full path (``-1`` at ROOT). The first-order cluster templates are those the Razavi digest
-lists (§2.4, Fig. 3.8), over head (``h``) and dependent (``d``, Koo's modifier) fields:
+token table (:meth:`~parsing.clusters.lexicon.ClusterLexicon.code_rows`): the ids of each
+word's 4-bit and 6-bit path prefixes and of its full path (``-1`` at ROOT). The first-order
+cluster templates are those the Razavi digest lists (§2.4, Fig. 3.8), over head (``h``) and
+dependent (``d``, Koo's modifier) fields:
 
 * cluster only: ``(hc) (mc) (hc4) (mc4) (hc,mc) (hc4,mc4) (hc6,mc6)``;
 * hybrid cluster/POS: ``(hpos,mc4) (hpos,mc6) (hposA,mc4) (hposA,mc6) (hc4,mpos) (hc6,mpos)
@@ -28,9 +29,8 @@ from parsing.graph.templates import FIELDS, IntArray, role_hashes
 from parsing.types import Sentence
 
 CLUSTER_FIELDS = ("c4", "c6", "c")
-"""Rows appended to the token table: 4-bit prefix, 6-bit prefix, full path."""
-PREFIX_BITS = (4, 6, None)
-"""The prefix length of each of :data:`CLUSTER_FIELDS` (``None``: the full path)."""
+"""Rows appended to the token table: 4-bit prefix, 6-bit prefix, full path
+(:data:`~parsing.clusters.lexicon.PREFIX_BITS`)."""
 
 CLUSTER_ARC_TEMPLATES = (
     "hc", "dc", "hc4", "dc4", "hc dc", "hc4 dc4", "hc6 dc6",
@@ -39,7 +39,6 @@ CLUSTER_ARC_TEMPLATES = (
 )  # fmt: skip
 """First-order cluster templates (module docstring)."""
 
-_ROOT_CODE = -1
 _FULL_BITS = 63
 _PAD = len(FIELDS)  # the token table's row of zeros
 
@@ -66,18 +65,10 @@ def _compile(templates: tuple[str, ...], roles: str) -> np.ndarray:
 _SPEC = _compile(CLUSTER_ARC_TEMPLATES, "hd")
 
 
-def cluster_rows(lexicon: ClusterLexicon, sentence: Sentence) -> IntArray:
-    """The sentence's cluster ids, shape ``(3, n+1)`` in :data:`CLUSTER_FIELDS` order; column 0
-    (ROOT) is ``-1``."""
-    forms = list(sentence.forms[1:])
-    rows = [np.concatenate([[_ROOT_CODE], lexicon.codes(forms, bits)]) for bits in PREFIX_BITS]
-    return np.stack(rows).astype(np.int64)
-
-
 def with_clusters(tokens: IntArray, lexicon: ClusterLexicon, sentence: Sentence) -> IntArray:
     """The token table of :meth:`~parsing.graph.templates.TokenEncoder.encode` with the cluster
     rows appended: shape ``(len(FIELDS) + 4, n+1)``."""
-    return np.vstack([tokens, cluster_rows(lexicon, sentence)])
+    return np.vstack([tokens, lexicon.code_rows(sentence.forms[1:])])
 
 
 def n_cluster_arc_features() -> int:
