@@ -130,16 +130,16 @@ def _seed_models(train: list[Sentence], dev: list[Sentence] | None, bases: list[
 
 
 def table(rows: list[dict[str, object]]) -> str:
-    """Markdown table: each row's LAS beside its base member's (same treebank, tags, setting)."""
+    """Markdown table: each cluster member's LAS beside its base member's, each cluster ensemble's
+    beside its seed-only control's (same treebank, tags, setting)."""
     las = {(r["treebank"], r["tags"], r["setting"], r["parser"]): float(r["LAS"]) for r in rows}  # type: ignore[arg-type]
-    lines = ["| treebank | tags | setting | parser | UAS | LAS | LAS - base | train s | clusters s |",
+    lines = ["| treebank | tags | setting | parser | UAS | LAS | LAS - base/control | train s | clusters s |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         parser = str(r["parser"])
-        base = parser.partition("-")[0]
-        reference = las.get((r["treebank"], r["tags"], r["setting"], base))
-        clustered = "(" not in parser and base != parser and reference is not None
-        delta = f"{float(r['LAS']) - reference:+.2f}" if clustered and reference is not None else "—"  # type: ignore[arg-type]
+        base = parser.replace("clusters)", "seeds)") if "(" in parser else parser.partition("-")[0]
+        reference = las.get((r["treebank"], r["tags"], r["setting"], base)) if base != parser else None
+        delta = f"{float(r['LAS']) - reference:+.2f}" if reference is not None else "—"  # type: ignore[arg-type]
         lines.append(f"| {r['treebank']} | {r['tags']} | {r['setting']} | {parser} | {r['UAS']} | {r['LAS']} "
                      f"| {delta} | {r.get('train_s', '—')} | {r.get('cluster_s', '—')} |")
     return "\n".join(lines)

@@ -14,7 +14,7 @@ allow-list), alone (:meth:`ClusterLexicon.save`) or inside a parser that uses it
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -78,14 +78,6 @@ class ClusterLexicon:
         """The first ``bits`` bits of ``word``'s path (the whole path when it is shorter)."""
         return self.path(word)[:bits]
 
-    def clusters(self, bits: int | None = None) -> dict[str, list[str]]:
-        """Words grouped by path prefix of ``bits`` bits (full paths when ``None``), each
-        group sorted."""
-        groups: dict[str, list[str]] = {}
-        for word, path in sorted(self.paths.items()):
-            groups.setdefault(path if bits is None else path[:bits], []).append(word)
-        return groups
-
     def codes(self, words: Sequence[str], bits: int | None = None) -> NDArray[np.int64]:
         """Integer ids of the words' path prefixes (full paths when ``bits`` is ``None``), for
         feature hashing: shape ``(len(words),)``, ``1..`` for prefixes in the lexicon (the
@@ -117,12 +109,6 @@ class ClusterLexicon:
         """Read a lexicon written by :meth:`save`."""
         lexicon: ClusterLexicon = load_model(path, cls)
         return lexicon
-
-    @classmethod
-    def from_groups(cls, groups: Mapping[str, Sequence[str]], *, method: str = "",
-                    seed: int = 0) -> ClusterLexicon:
-        """A lexicon from path → words (each word under one path)."""
-        return cls({word: path for path, words in groups.items() for word in words}, method, seed)
 
 
 def is_prefix_code(paths: Sequence[str]) -> bool:
