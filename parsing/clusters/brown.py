@@ -52,10 +52,9 @@ def brown_clusters(
     """
     corpus = Corpus.build(sentences, min_count=min_count, seed=seed)
     slots, merges = brown_merges(corpus, n_clusters)
-    paths = _tree_paths(merges, n_leaves=len(set(slots.tolist())))
-    leaf_of_slot = {slot: leaf for leaf, slot in enumerate(_leaf_slots(slots))}
+    paths = tree_paths(merges, sorted(set(slots.tolist())))
     words = zip(corpus.words, slots.tolist(), strict=True)
-    return ClusterLexicon({word: paths[leaf_of_slot[slot]] for word, slot in words}, "brown", seed)
+    return ClusterLexicon({word: paths[slot] for word, slot in words}, "brown", seed)
 
 
 def brown_merges(corpus: Corpus, n_clusters: int) -> tuple[NDArray[np.int64], list[tuple[int, int]]]:
@@ -203,27 +202,24 @@ def ami_terms(p2: FloatArray, p1: FloatArray) -> FloatArray:
     return _xlogx(p2, np.log(np.maximum(np.outer(p1, p1), _TINY)))
 
 
-def _leaf_slots(slots: NDArray[np.int64]) -> list[int]:
-    """The distinct final slots in increasing order (leaf ``k`` is the ``k``-th)."""
-    return sorted(set(slots.tolist()))
+def tree_paths(merges: list[tuple[int, int]], leaves: list[int]) -> dict[int, str]:
+    """Bit string of each leaf of a merge tree: ``merges`` are ``(kept, merged)`` slot pairs in
+    order, each joining the current trees of the two slots (``kept``'s side ``0``); ``leaves`` are
+    the slots before any merge. A single leaf gets ``"0"``.
 
-
-def _tree_paths(merges: list[tuple[int, int]], *, n_leaves: int) -> list[str]:
-    """Bit strings of the leaves of the merge tree (leaves numbered as :func:`_leaf_slots`).
-
-    ``merges`` are (kept slot, merged slot) pairs; slots are renumbered to leaves in sorted
-    order. A single leaf gets the path ``"0"``."""
-    slots = sorted({s for pair in merges for s in pair}) or [0]
-    leaf_of = {slot: leaf for leaf, slot in enumerate(slots)}
+    Examples:
+        >>> sorted(tree_paths([(0, 2), (0, 1)], [0, 1, 2]).items())
+        [(0, '00'), (1, '1'), (2, '01')]
+    """
+    node_of_slot = {slot: slot for slot in leaves}  # leaves are named by their slot
     children: dict[int, tuple[int, int]] = {}
-    node_of_slot = {slot: leaf_of[slot] for slot in slots}
-    next_node = n_leaves
+    next_node = max(leaves, default=0) + 1
     for kept, merged in merges:
         children[next_node] = (node_of_slot[kept], node_of_slot[merged])
         node_of_slot[kept] = next_node
         next_node += 1
-    paths = ["0"] * n_leaves
-    stack = [(next_node - 1, "")] if merges else []
+    paths: dict[int, str] = {}
+    stack = [(next_node - 1, "")] if merges else [(leaf, "0") for leaf in leaves]
     while stack:
         node, path = stack.pop()
         if node in children:
