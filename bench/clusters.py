@@ -88,7 +88,7 @@ def run(treebank: Path, mode: str, bases: list[str], args: argparse.Namespace,
     words = sentence_words(train) + sentence_words(raw) + [s for f in args.text for s in read_text(f)]
     setting = f"low-{args.low_resource}" if args.low_resource else "full"
     row = {"treebank": treebank.name, "tags": mode, "setting": setting, "train_trees": len(train),
-           "unlabelled_words": sum(len(s) for s in words)}
+           "unlabelled_words": sum(len(s) for s in words), "n_clusters": args.n_clusters}
     model_dir = work / f"{treebank.name}-{mode}-{setting}"
     (model_dir / "lexicons").mkdir(parents=True, exist_ok=True)
     lexicons = learn_lexicons(words, args.n_clusters, model_dir / "lexicons")
@@ -132,15 +132,19 @@ def _seed_models(train: list[Sentence], dev: list[Sentence] | None, bases: list[
 def table(rows: list[dict[str, object]]) -> str:
     """Markdown table: each cluster member's LAS beside its base member's, each cluster ensemble's
     beside its seed-only control's (same treebank, tags, setting)."""
-    las = {(r["treebank"], r["tags"], r["setting"], r["parser"]): float(r["LAS"]) for r in rows}  # type: ignore[arg-type]
+    def key(r: dict[str, object], parser: object) -> tuple[object, ...]:
+        return r["treebank"], r["tags"], r["setting"], r.get("n_clusters"), parser
+
+    las = {key(r, r["parser"]): float(r["LAS"]) for r in rows}  # type: ignore[arg-type]
     lines = ["| treebank | tags | setting | parser | UAS | LAS | LAS - base/control | train s | clusters s |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         parser = str(r["parser"])
         base = parser.replace("clusters)", "seeds)") if "(" in parser else parser.partition("-")[0]
-        reference = las.get((r["treebank"], r["tags"], r["setting"], base)) if base != parser else None
+        reference = las.get(key(r, base)) if base != parser else None
         delta = f"{float(r['LAS']) - reference:+.2f}" if reference is not None else "—"  # type: ignore[arg-type]
-        lines.append(f"| {r['treebank']} | {r['tags']} | {r['setting']} | {parser} | {r['UAS']} | {r['LAS']} "
+        lines.append(f"| {r['treebank']} | {r['tags']} | {r['setting']} C={r.get('n_clusters')} | {parser} "
+                     f"| {r['UAS']} | {r['LAS']} "
                      f"| {delta} | {r.get('train_s', '—')} | {r.get('cluster_s', '—')} |")
     return "\n".join(lines)
 
