@@ -40,6 +40,8 @@ def context_clusters(
         n_components: dimensions kept by the SVD.
     """
     corpus = Corpus.build(sentences, min_count=min_count, seed=seed)
+    if not corpus.words:
+        return ClusterLexicon({}, "context", seed)
     vectors = context_vectors(corpus, n_context=n_context, n_components=n_components, seed=seed)
     weights = np.sqrt(corpus.counts.astype(np.float64))
     paths = divisive_paths(vectors, weights, n_clusters=n_clusters, seed=seed)

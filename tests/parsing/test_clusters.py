@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction
 from itertools import combinations
 from pathlib import Path
@@ -111,6 +112,15 @@ def test_lexicon_prefixes_codes_and_file_round_trip(brown: ClusterLexicon, tmp_p
     loaded = ClusterLexicon.load(tmp_path / "brown.npz")
     assert loaded.paths == brown.paths and (loaded.method, loaded.seed) == ("brown", 0)
     assert np.array_equal(loaded.codes(["the", "is", "?"], None), brown.codes(["the", "is", "?"], None))
+
+
+@pytest.mark.parametrize("learn", [brown_clusters, context_clusters])
+@pytest.mark.parametrize("text", [[], [["a"]], [[], ["x", "y", "x"]], [["a", "b", "a", "c"]]])
+def test_tiny_texts_give_a_prefix_code(learn: Callable[..., ClusterLexicon], text: list[list[str]]) -> None:
+    lexicon = learn(text, n_clusters=5, min_count=1)
+    assert set(lexicon.paths) == {w for s in text for w in s}
+    paths = list(lexicon.paths.values())
+    assert set(paths) <= {"0"} or is_full_binary_tree(paths)  # one cluster: the path "0"
 
 
 def test_specs_are_parsed_and_resolved(tmp_path: Path) -> None:
