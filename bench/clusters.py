@@ -11,7 +11,8 @@ MST decoding (``score-sum(graph1 clusters)``), and uniform arc voting over the b
 all their cluster variants (``vote(clusters)``). Control: the same ensembles over as many models
 that differ only by their random seed (the base members retrained at seeds 1..3:
 ``score-sum(graph1 seeds)``, ``vote(seeds)``), so a gain from cluster diversity is told apart
-from a gain from having more models.
+from a gain from having more models; each retrained base member is scored too (``graph1@seed1``
+...), the spread a member's LAS shows with no change of features at all.
 
 ``--low-resource N`` trains on the first N training trees only; the rest of train becomes raw
 text for the clusterings (its trees unused). Dev and test words never feed the clusterings.
@@ -109,6 +110,10 @@ def run(treebank: Path, mode: str, bases: list[str], args: argparse.Namespace,
     seeded = {seed: load_models(_seed_models(train, dev, bases, mode, seed, Path(f"{model_dir}-seed{seed}")))
               for seed in range(1, len(CLUSTERINGS) + 1)}
     control = [[bundle.parsers[base], *(seeded[k].parsers[base] for k in seeded)] for base in bases]
+    for base in bases:  # the seed spread: how far a member moves without any change of features
+        for seed, models in seeded.items():
+            parses = models.parsers[base].predict(prepared)
+            results.append({**row, "parser": f"{base}@seed{seed}", **score(test, parses)})
     ensembles = {"vote(clusters)": ArcVoting.from_fitted([bundle.parsers[n] for n in names]),
                  "vote(seeds)": ArcVoting.from_fitted([p for same in control for p in same])}
     if "graph1" in bases:
@@ -140,7 +145,8 @@ def table(rows: list[dict[str, object]]) -> str:
              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         parser = str(r["parser"])
-        base = parser.replace("clusters)", "seeds)") if "(" in parser else parser.partition("-")[0]
+        member = parser.split("@")[0].partition("-")[0]
+        base = parser.replace("clusters)", "seeds)") if "(" in parser else member
         reference = las.get(key(r, base)) if base != parser else None
         delta = f"{float(r['LAS']) - reference:+.2f}" if reference is not None else "—"  # type: ignore[arg-type]
         lines.append(f"| {r['treebank']} | {r['tags']} | {r['setting']} C={r.get('n_clusters')} | {parser} "
