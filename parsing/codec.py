@@ -45,6 +45,7 @@ ALLOWED: dict[str, str] = {
     "ArcLabeller": "parsing.labeller",
     "TokenEncoder": "parsing.graph.templates",
     "Vocabulary": "parsing.features",
+    "ClusterLexicon": "parsing.clusters.lexicon",
     "ArcVoting": "parsing.ensemble.voting",
     "FuzzyPosVoting": "parsing.ensemble.fuzzy",
     "ScoreSum": "parsing.ensemble.score_sum",

@@ -63,8 +63,28 @@ MEMBERS: dict[str, MemberSpec] = {
 }
 
 
+_CLUSTERINGS = (("brown", "brown"), ("context1", "context:seed=1"), ("context2", "context:seed=2"))
+CLUSTER_MEMBERS: dict[str, MemberSpec] = {
+    f"{base}-{suffix}": MemberSpec(
+        f"{base}-{suffix}", MEMBERS[base].module, MEMBERS[base].cls,
+        f"{MEMBERS[base].summary}; with word clusters {spec!r} (Koo et al. 2008) learned from its "
+        "training words", {**MEMBERS[base].params, "clusters": spec})
+    for base in ("graph1", "eager")
+    for suffix, spec in _CLUSTERINGS
+}
+"""Members that differ from ``graph1`` and ``eager`` only by their word clusters (Razavi 2012: an
+ensemble of parsers that differ only in their clustering): Brown clusters, and context-vector
+clusters at two seeds (:mod:`parsing.clusters`). The clusters are learned at fit time from the
+training sentences' words; pass ``clusters=`` (a lexicon learned on more raw text) or
+``cluster_text=`` to :func:`build_member` to learn from more. Named explicitly only: not in
+:data:`MEMBERS`, so not in the default member list."""
+
+_KNOWN = {**MEMBERS, **CLUSTER_MEMBERS}
+
+
 def member_names(requested: str | None = None) -> list[str]:
-    """Names from a comma-separated list (all members when ``None``), checked.
+    """Names from a comma-separated list (all of :data:`MEMBERS` when ``None``), checked; the
+    :data:`CLUSTER_MEMBERS` are accepted by name.
 
     Raises:
         ValueError: an unknown name, listing the known ones.
@@ -76,12 +96,12 @@ def member_names(requested: str | None = None) -> list[str]:
     if not requested:
         return list(MEMBERS)
     names = [name.strip() for name in requested.split(",") if name.strip()]
-    unknown = [name for name in names if name not in MEMBERS]
+    unknown = [name for name in names if name not in _KNOWN]
     if unknown:
-        raise ValueError(f"unknown parser(s) {', '.join(unknown)}; known: {', '.join(MEMBERS)}")
+        raise ValueError(f"unknown parser(s) {', '.join(unknown)}; known: {', '.join(_KNOWN)}")
     return names
 
 
 def build_member(name: str, **overrides: Any) -> BaseParser:
     """A new, unfitted member parser."""
-    return MEMBERS[member_names(name)[0]].build(**overrides)
+    return _KNOWN[member_names(name)[0]].build(**overrides)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from parsing.clusters.lexicon import ClusterLexicon
 from parsing.constraints import Constraints, decode_forced
 from parsing.decoders.first_order import mst
 from parsing.graph.model import GraphParser, Weights, _arc_scores
@@ -40,6 +41,11 @@ class FirstOrderParser(GraphParser):
         min_count: forms and lemmas seen fewer times in training are unknown words.
         labeller_C: regularisation of the :class:`~parsing.labeller.ArcLabeller`.
         random_state: seeds the order training sentences are visited in.
+        clusters: word clusters as extra features (off with ``None``): a
+            :class:`~parsing.clusters.lexicon.ClusterLexicon`, a saved one's path, or a spec
+            (``"brown"``, ``"context:seed=1"``) learned at fit time from the training words
+            plus ``cluster_text`` (:mod:`parsing.graph.cluster_templates`).
+        cluster_text: a raw text file (one sentence per line) a clusters spec also learns from.
 
     Attributes:
         encoder_: the :class:`~parsing.graph.templates.TokenEncoder` of the training data.
@@ -49,6 +55,7 @@ class FirstOrderParser(GraphParser):
             the kept epoch, from which a warm fit resumes the average.
         dev_uas_: dev UAS after each epoch (empty without ``dev``).
         labeller_: the fitted :class:`~parsing.labeller.ArcLabeller`.
+        lexicon_: the word clusters used (``None`` without ``clusters``).
 
     Examples:
         >>> from parsing.types import Sentence
@@ -77,6 +84,8 @@ class FirstOrderParser(GraphParser):
         min_count: int = 2,
         labeller_C: float = 0.05,
         random_state: int | None = 0,
+        clusters: ClusterLexicon | str | None = None,
+        cluster_text: str | None = None,
     ) -> None:
         self.projective = projective
         self.max_iter = max_iter
@@ -89,6 +98,8 @@ class FirstOrderParser(GraphParser):
         self.min_count = min_count
         self.labeller_C = labeller_C
         self.random_state = random_state
+        self.clusters = clusters
+        self.cluster_text = cluster_text
 
     def _decode(self, tokens: IntArray, arcs: IntArray, weights: Weights,
                 constraints: Constraints | None = None) -> tuple[Heads, Scores]:

@@ -35,7 +35,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from parsing.base import BaseParser
+from parsing.clusters.lexicon import ClusterLexicon
+from parsing.clusters.recipes import resolve_lexicon
 from parsing.constraints import Constraints, validate_all
+from parsing.graph.cluster_templates import cluster_arc_features, with_clusters
 from parsing.graph.templates import IntArray, TokenEncoder, arc_features, null_index
 from parsing.labeller import ArcLabeller
 from parsing.learn import AveragedPerceptron
@@ -51,8 +54,14 @@ class GraphParser(BaseParser):
 
     Subclasses store their hyperparameters in ``__init__`` (including every attribute read
     here: ``max_iter``, ``warm_start``, ``warm_epochs``, ``learner``, ``C``, ``patience``,
-    ``n_bits``, ``min_count``, ``labeller_C``, ``random_state``) and implement
-    :meth:`_decode` and :meth:`_tree_features`.
+    ``n_bits``, ``min_count``, ``labeller_C``, ``random_state``; optionally ``clusters`` and
+    ``cluster_text``) and implement :meth:`_decode` and :meth:`_tree_features`.
+
+    Word clusters: with ``clusters`` (a :class:`~parsing.clusters.lexicon.ClusterLexicon`, a
+    saved one's path, or a spec such as ``"brown"`` learned at fit time from the training
+    words plus ``cluster_text``: :func:`~parsing.clusters.recipes.resolve_lexicon`) every arc
+    also gets the cluster features of :mod:`parsing.graph.cluster_templates`. The lexicon is
+    kept as ``lexicon_`` (saved with the model); a warm fit keeps it.
     """
 
     max_iter: int
@@ -67,6 +76,9 @@ class GraphParser(BaseParser):
     min_count: int
     labeller_C: float
     random_state: int | None
+    clusters: ClusterLexicon | str | None = None  # class defaults: parsers without clusters
+    cluster_text: str | None = None
+    lexicon_: ClusterLexicon | None = None
     encoder_: TokenEncoder
     n_iter_: int
 
@@ -110,12 +122,14 @@ class GraphParser(BaseParser):
             model = self._resumed_perceptron()
             epochs, previous_epochs = self.warm_epochs, self.n_iter_
         else:
+            self.lexicon_ = (None if self.clusters is None
+                             else resolve_lexicon(self.clusters, sentences, self.cluster_text))
             self.encoder_ = TokenEncoder.build(sentences, min_count=self.min_count)
             model = AveragedPerceptron((null_index(self.n_bits) + 1,))
             epochs, previous_epochs = self.max_iter, 0
-        tokens = [self.encoder_.encode(s) for s in sentences]
+        tokens = [self._tokens(s) for s in sentences]
         score_dev = bool(dev) and not (warm and epochs == 1)
-        dev_tokens = [self.encoder_.encode(s) for s in dev] if dev and score_dev else []
+        dev_tokens = [self._tokens(s) for s in dev] if dev and score_dev else []
 
         def step(index: int) -> None:
             sentence = sentences[index]
@@ -134,6 +148,20 @@ class GraphParser(BaseParser):
         self.labeller_ = ArcLabeller(C=self.labeller_C, random_state=self.random_state).fit(sentences)
         return self
 
+    def _tokens(self, sentence: Sentence) -> IntArray:
+        """The sentence's token table (:meth:`TokenEncoder.encode`), with the cluster rows
+        appended when the parser has a lexicon."""
+        tokens = self.encoder_.encode(sentence)
+        return tokens if self.lexicon_ is None else with_clusters(tokens, self.lexicon_, sentence)
+
+    def _arc_features(self, tokens: IntArray) -> IntArray:
+        """Feature indices of every arc, ``(n+1, n+1, K)`` (:func:`arc_features`, then the
+        cluster features when the parser has a lexicon)."""
+        arcs = arc_features(tokens, n_bits=self.n_bits)
+        if self.lexicon_ is None:
+            return arcs
+        return np.concatenate([arcs, cluster_arc_features(tokens, n_bits=self.n_bits)], axis=-1)
+
     def _resumed_perceptron(self) -> AveragedPerceptron:
         """The averaged perceptron where the previous fit left it (see the module docstring)."""
         raw = getattr(self, "raw_weights_", None)
@@ -147,7 +175,7 @@ class GraphParser(BaseParser):
         confirmed, shape ``(n+1,)``) only those arcs are gold: the target is the best tree under
         the current weights that contains them (constrained decoding, Li et al. 2016), so the
         arcs the ensemble filled in are left out of the loss."""
-        arcs = arc_features(tokens, n_bits=self.n_bits)
+        arcs = self._arc_features(tokens)
         predicted, _ = self._decode(tokens, arcs, model.weights)
         words = np.ones(len(gold), dtype=bool) if annotated is None else np.asarray(annotated, dtype=bool)
         words[0] = False
@@ -164,7 +192,7 @@ class GraphParser(BaseParser):
     def _uas(self, tokens: list[IntArray], sentences: list[Sentence], weights: Weights) -> float:
         correct = total = 0
         for table, sentence in zip(tokens, sentences, strict=True):
-            heads, _ = self._decode(table, arc_features(table, n_bits=self.n_bits), weights)
+            heads, _ = self._decode(table, self._arc_features(table), weights)
             correct += int(np.count_nonzero(heads[1:] == sentence.heads[1:]))
             total += len(sentence)
         return correct / max(total, 1)
@@ -172,14 +200,14 @@ class GraphParser(BaseParser):
     def score_arcs(self, sentence: Sentence) -> Scores:
         """The learned arc scores of a sentence, ``scores[dep, head]``, shape ``(n+1, n+1)``;
         row 0 and the diagonal are ``-inf``. For the score-level ensemble."""
-        tokens = self.encoder_.encode(sentence)
-        return _arc_scores(arc_features(tokens, n_bits=self.n_bits), self.weights_)
+        tokens = self._tokens(sentence)
+        return _arc_scores(self._arc_features(tokens), self.weights_)
 
     def tree_score(self, sentence: Sentence, heads: Heads) -> float:
         """The model's score of the tree ``heads`` (shape ``(n+1,)``) for ``sentence``: the
         sum of the weights of all its parts' features."""
-        tokens = self.encoder_.encode(sentence)
-        features = self._tree_features(tokens, arc_features(tokens, n_bits=self.n_bits), np.asarray(heads))
+        tokens = self._tokens(sentence)
+        features = self._tree_features(tokens, self._arc_features(tokens), np.asarray(heads))
         return float(self.weights_[features].sum(dtype=np.float64))
 
     def predict(self, sentences: Sequence[Sentence]) -> list[Parse]:
@@ -211,8 +239,8 @@ class GraphParser(BaseParser):
         trees: list[Heads] = []
         confidences: list[NDArray[np.float64]] = []
         for sentence, forced in zip(sentences, constraints, strict=True):
-            tokens = self.encoder_.encode(sentence)
-            heads, scores = self._decode(tokens, arc_features(tokens, n_bits=self.n_bits), self.weights_,
+            tokens = self._tokens(sentence)
+            heads, scores = self._decode(tokens, self._arc_features(tokens), self.weights_,
                                          forced)
             trees.append(heads)
             confidences.append(_chosen_softmax(scores, heads))

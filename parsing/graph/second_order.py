@@ -27,7 +27,7 @@ from parsing.constraints import Constraints, decode_forced, force_scores
 from parsing.decoders.first_order import mst
 from parsing.decoders.second_order import eisner_second_order, second_order_rearrange
 from parsing.graph.model import GraphParser, Weights, _arc_scores
-from parsing.graph.templates import IntArray, arc_features, sibling_features
+from parsing.graph.templates import IntArray, sibling_features
 from parsing.types import Heads, Scores, Sentence
 
 BoolArray = NDArray[np.bool_]
@@ -111,8 +111,8 @@ class SecondOrderParser(GraphParser):
         """
         if len(sentence) > self.max_length:
             raise ValueError(f"sentence of {len(sentence)} words > max_length={self.max_length}")
-        tokens = self.encoder_.encode(sentence)
-        scores = _arc_scores(arc_features(tokens, n_bits=self.n_bits), self.weights_)
+        tokens = self._tokens(sentence)
+        scores = _arc_scores(self._arc_features(tokens), self.weights_)
         return self._tables(tokens, scores, self.weights_)
 
     def _tables(

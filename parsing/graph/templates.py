@@ -173,7 +173,7 @@ class TokenEncoder:
         ])  # fmt: skip
 
 
-def _role_hashes(tokens: IntArray, spec: NDArray[np.intp], salt: int) -> IntArray:
+def role_hashes(tokens: IntArray, spec: NDArray[np.intp], salt: int) -> IntArray:
     """Hash of each template's fields for one role at every position: ``(K, n+1)``."""
     templates = np.arange(spec.shape[0], dtype=np.int64)[:, None]
     columns = [tokens[spec[:, j]] for j in range(spec.shape[1])]  # each (K, n+1)
@@ -210,8 +210,8 @@ def arc_features(tokens: IntArray, *, n_bits: int) -> IntArray:
     """
     size = tokens.shape[1]
     position = np.arange(size, dtype=np.int64)
-    head_hash = _role_hashes(tokens, _ARC_SPEC[0], 1)  # (K, n+1)
-    dep_hash = _role_hashes(tokens, _ARC_SPEC[1], 2)
+    head_hash = role_hashes(tokens, _ARC_SPEC[0], 1)  # (K, n+1)
+    dep_hash = role_hashes(tokens, _ARC_SPEC[1], 2)
     # in-between: (head UPOS, tag, dep UPOS) when some word strictly between has that tag
     upos = tokens[FIELDS.index("p")]
     tags = _between_tags(tokens)
@@ -282,10 +282,10 @@ def sibling_features(
     Returns:
         Shape ``(T, 2 * len(SIBLING_TEMPLATES))``.
     """
-    head_hash = _role_hashes(tokens, _SIBLING_SPEC[0], 5)  # (K, n+1)
-    sib_hash = _role_hashes(tokens, _SIBLING_SPEC[1], 6)
-    none_hash = _role_hashes(np.full((tokens.shape[0], 1), -3, np.int64), _SIBLING_SPEC[1], 6)  # (K, 1)
-    child_hash = _role_hashes(tokens, _SIBLING_SPEC[2], 7)
+    head_hash = role_hashes(tokens, _SIBLING_SPEC[0], 5)  # (K, n+1)
+    sib_hash = role_hashes(tokens, _SIBLING_SPEC[1], 6)
+    none_hash = role_hashes(np.full((tokens.shape[0], 1), -3, np.int64), _SIBLING_SPEC[1], 6)  # (K, 1)
+    child_hash = role_hashes(tokens, _SIBLING_SPEC[2], 7)
     sib_side = np.where(sibling == head, none_hash, sib_hash[:, sibling])  # (K, T)
     base = (head_hash[:, head] ^ sib_side ^ child_hash[:, child]).T
     direction = np.sign(child - head).astype(np.int64)

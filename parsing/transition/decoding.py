@@ -25,6 +25,7 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from parsing.clusters.lexicon import ClusterLexicon
 from parsing.constraints import Constraints, finish_parse, validate_all
 from parsing.features import Vocabulary
 from parsing.transition.arc_swap import ArcSwap
@@ -34,7 +35,16 @@ from parsing.transition.probabilities import action_probabilities, action_probab
 from parsing.transition.pseudo_projective import deprojectivize
 from parsing.transition.state import ARC_ACTIONS, NONE, Action, State, TransitionSystem
 from parsing.transition.systems import get_system
-from parsing.transition.templates import StateBank, bank_atoms, features, hash_atoms, stack_buffer_tokens
+from parsing.transition.templates import (
+    BASE,
+    WITH_CLUSTERS,
+    StateBank,
+    TemplateSet,
+    bank_atoms,
+    features,
+    hash_atoms,
+    stack_buffer_tokens,
+)
 from parsing.transition.training import Encoded
 from parsing.trees import reverse_heads
 from parsing.types import Parse, Sentence
@@ -62,9 +72,15 @@ class GreedyDecoding:
     root_label_: str
     fallback_label_: str
     name: ClassVar[str]
+    lexicon_: ClusterLexicon | None = None  # class default: parsers without word clusters
 
     def _encode(self, sentence: Sentence, *, gold: bool) -> Encoded:
         raise NotImplementedError
+
+    def templates(self) -> TemplateSet:
+        """The feature templates of this parser's atom layout (with the cluster templates when
+        it has a lexicon)."""
+        return BASE if self.lexicon_ is None else WITH_CLUSTERS
 
 
     def _system(self) -> TransitionSystem:
@@ -168,10 +184,10 @@ class GreedyDecoding:
         atoms = self._encode(sentence, gold=False).atoms
         state = system.initial(n)
         confidence = np.full(n + 1, np.nan)
-        weights, rows_of, n_bits = self.weights_, self.rows_, self.n_bits
+        weights, rows_of, n_bits, templates = self.weights_, self.rows_, self.n_bits, self.templates()
         guide = self._guide(constraints, n) if constraints is not None else None
         while not system.is_terminal(state):
-            scores = sum_rows(weights, rows_of[features(state, atoms, n_bits)][None])[0]
+            scores = sum_rows(weights, rows_of[features(state, atoms, n_bits, templates)][None])[0]
             valid = self.valid_classes(system, state)
             if guide is not None:
                 valid = guide.allowed(system, state, valid)
@@ -214,7 +230,7 @@ class GreedyDecoding:
     def _scores(self, atom_vectors: NDArray[np.int64]) -> NDArray[np.float32]:
         """Class scores ``(m, n_classes)`` of states given by their atom vectors ``(m, n_atoms)``:
         the weight rows of their ``n_templates`` hashed features, summed in template order."""
-        rows = self.rows_[hash_atoms(atom_vectors, self.n_bits)]  # (m, n_templates)
+        rows = self.rows_[hash_atoms(atom_vectors, self.n_bits, self.templates())]  # (m, n_templates)
         return sum_rows(self.weights_, rows)
 
     def class_moves(self) -> list[tuple[Action, int]]:

@@ -46,6 +46,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from parsing.base import BaseParser
+from parsing.clusters.lexicon import ClusterLexicon
+from parsing.clusters.recipes import resolve_lexicon
 from parsing.features import Vocabulary
 from parsing.learn import AveragedPerceptron
 from parsing.transition.arc_swap import SwapGold
@@ -53,7 +55,7 @@ from parsing.transition.compact import BucketRows, SparseRows
 from parsing.transition.decoding import GreedyDecoding
 from parsing.transition.pseudo_projective import projectivize
 from parsing.transition.state import Action
-from parsing.transition.templates import ABSENT
+from parsing.transition.templates import ABSENT, CLUSTER_ATTRIBUTES
 from parsing.transition.training import (
     Encoded,
     build_rows,
@@ -90,6 +92,11 @@ class TransitionParser(GreedyDecoding, BaseParser):
             One by default: in ``bench/warm_rounds.py`` (Wolof, Welsh; 1000 + 50 sentences) a
             second epoch doubled the warm time for a few hundredths of ensemble LAS.
         random_state: seeds the training order and the exploration.
+        clusters: word clusters as extra features (off with ``None``): a
+            :class:`~parsing.clusters.lexicon.ClusterLexicon`, a saved one's path, or a spec
+            (``"brown"``, ``"context:seed=1"``) learned at fit time from the training words
+            plus ``cluster_text``; adds :data:`~parsing.transition.templates.CLUSTER_TEMPLATES`.
+        cluster_text: a raw text file (one sentence per line) a clusters spec also learns from.
 
     Attributes (after fit):
         weights_: averaged weights, ``(n_rows, n_classes)`` float32 (row 0 stays zero), as a
@@ -98,6 +105,7 @@ class TransitionParser(GreedyDecoding, BaseParser):
             :class:`~parsing.transition.compact.BucketRows` (used buckets only).
         labels_: the label vocabulary (pseudo-projective ``r↑h`` labels included).
         vocabularies_: form, UPOS, lemma, FEATS vocabularies.
+        lexicon_: the word clusters used (``None`` without ``clusters``; kept by a warm fit).
         root_label_, fallback_label_: labels used by the single-root post-processing.
         raw_weights_, n_steps_: the perceptron's raw weights (rows as ``weights_``, sparse too)
             and step counter at the kept epoch, from which a warm fit resumes the average
@@ -110,6 +118,8 @@ class TransitionParser(GreedyDecoding, BaseParser):
     description: ClassVar[str] = "greedy transition-based parser (averaged perceptron)"
     warm_start: bool = False  # class defaults: parsers saved before these parameters existed
     warm_epochs: int = 1
+    clusters: ClusterLexicon | str | None = None
+    cluster_text: str | None = None
     warm_attributes: ClassVar[tuple[str, ...]] = ("raw_weights_",)
     """Read from a model file only to continue training (:func:`parsing.persist.load_model`)."""
     vocabularies_: tuple[Vocabulary, ...]
@@ -130,6 +140,8 @@ class TransitionParser(GreedyDecoding, BaseParser):
         warm_start: bool = False,
         warm_epochs: int = 1,
         random_state: int | None = 0,
+        clusters: ClusterLexicon | str | None = None,
+        cluster_text: str | None = None,
     ) -> None:
         self.system = system
         self.right_to_left = right_to_left
@@ -141,6 +153,8 @@ class TransitionParser(GreedyDecoding, BaseParser):
         self.warm_start = warm_start
         self.warm_epochs = warm_epochs
         self.random_state = random_state
+        self.clusters = clusters
+        self.cluster_text = cluster_text
 
     @property
     def member_name(self) -> str:
@@ -151,11 +165,14 @@ class TransitionParser(GreedyDecoding, BaseParser):
     def _encode(self, sentence: Sentence, *, gold: bool) -> Encoded:
         forms, upos, lemmas, feats = self.vocabularies_
         n = len(sentence)
-        atoms = np.full((4, n + 2), ABSENT, dtype=np.int64)
+        rows = 4 if self.lexicon_ is None else 4 + len(CLUSTER_ATTRIBUTES)
+        atoms = np.full((rows, n + 2), ABSENT, dtype=np.int64)
         atoms[0, : n + 1] = forms.ids(sentence.forms)
         atoms[1, : n + 1] = upos.ids(sentence.upos)
         atoms[2, : n + 1] = lemmas.ids(sentence.lemmas)
         atoms[3, : n + 1] = feats.ids(sentence.feats)
+        if self.lexicon_ is not None:
+            atoms[4:, : n + 1] = self.lexicon_.code_rows(sentence.forms[1:])
         if self.right_to_left:
             atoms[:, 1 : n + 1] = atoms[:, n:0:-1]
         if not gold:
@@ -202,6 +219,8 @@ class TransitionParser(GreedyDecoding, BaseParser):
             )
             self.labels_ = self.labels_.extended(new_labels)
         else:
+            self.lexicon_ = (None if self.clusters is None
+                             else resolve_lexicon(self.clusters, train, self.cluster_text))
             self.vocabularies_ = tuple(
                 Vocabulary.build(value for s in train for value in getattr(s, column)) for column in columns
             )
@@ -225,7 +244,8 @@ class TransitionParser(GreedyDecoding, BaseParser):
         swap_golds: list[SwapGold | None] = [
             SwapGold.build(e.heads) if not system.dynamic and e.heads is not None else None for e in encoded
         ]
-        wanted = build_rows(system, encoded, swap_golds, self.n_bits, self.min_feature_count)
+        wanted = build_rows(system, encoded, swap_golds, self.n_bits, self.min_feature_count,
+                            self.templates())
         if warm:
             previous_epochs = self.epochs_
             model = self._resumed_perceptron(wanted, old_n_labels)

@@ -1,7 +1,8 @@
 """Feature templates of the transition parsers (Zhang & Nivre 2011, simplified).
 
 A configuration is read as a small vector of integer *atoms*: the form, UPOS, lemma,
-FEATS and arc-label ids of 11 positions (``s0 s1 s2 b0 b1 b2``, the leftmost and
+FEATS (and, for a parser with word clusters, cluster path ids: :data:`CLUSTER_TEMPLATES`) and
+arc-label ids of 11 positions (``s0 s1 s2 b0 b1 b2``, the leftmost and
 rightmost children of ``s0`` and ``s1``, the leftmost child of ``b0``), the bucketed
 distance ``s0``–``b0`` and valencies. Every template names up to four atoms; all
 templates of a configuration are hashed at once with one :func:`~parsing.features.hash_columns`
@@ -58,30 +59,60 @@ TEMPLATES: tuple[str, ...] = (
     "s0.p s0l.l s0r.l", "s0.w s0l.l s0r.l", "b0.p b0l.l", "s1.p s1l.l s1r.l",
 )  # fmt: skip
 
+CLUSTER_ATTRIBUTES = ("c4", "c6", "c")
+"""Word-cluster rows appended to the atom matrix by a parser with clusters: 4-bit and 6-bit path
+prefixes and the full path (:meth:`~parsing.clusters.lexicon.ClusterLexicon.code_rows`)."""
+
+CLUSTER_TEMPLATES: tuple[str, ...] = (
+    # cluster only: Koo's (hc) (mc) (hc4) (mc4) (hc,mc) (hc4,mc4) (hc6,mc6), s0 and b0 as the pair
+    "s0.c", "b0.c", "s0.c4", "b0.c4", "s0.c6", "b0.c6", "s0.c b0.c", "s0.c4 b0.c4", "s0.c6 b0.c6",
+    # hybrid cluster/UPOS, both ways round (either word may become the head)
+    "s0.p b0.c4", "s0.p b0.c6", "s0.c4 b0.p", "s0.c6 b0.p",
+    "s0.p b0.c b0.p", "s0.p b0.c4 b0.p", "s0.c s0.p b0.p", "s0.c4 s0.p b0.p",
+    # context, after the sibling templates (hc4,sc4,mc4) and (hc6,sc6,mc6)
+    "s1.c4", "b1.c4", "s1.c4 s0.c4 b0.c4", "s0.c4 b0.c4 b1.c4", "s0.c6 b0.c6 b1.c6",
+    "s0.p s0r.c4 b0.c4", "s0.c4 b0l.c4 b0.p",
+)  # fmt: skip
+"""Koo et al. (2008) cluster templates (the Razavi digest's §2.4) read over the arc candidates
+``s0``–``b0`` of a configuration; added to :data:`TEMPLATES` for a parser with clusters."""
+
 _N = len(POSITIONS)
 
 
-def _atom_index(name: str) -> int:
+@dataclass(frozen=True, slots=True)
+class TemplateSet:
+    """Templates compiled against an atom layout: for each template, the atom-vector columns of
+    its (up to four) atoms (``columns``, four arrays of shape ``(n_templates,)``) and its number
+    (``ids``, ``1..n_templates``)."""
+
+    columns: tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]
+    ids: NDArray[np.int64]
+
+    @classmethod
+    def compile(cls, templates: tuple[str, ...], attributes: tuple[str, ...]) -> TemplateSet:
+        """``templates`` over atom vectors whose word rows are ``attributes``."""
+        table = np.full((len(templates), 4), _atom_index("_", attributes), dtype=np.int64)
+        for number, template in enumerate(templates):
+            names = template.split()
+            table[number, : len(names)] = [_atom_index(name, attributes) for name in names]
+        c0, c1, c2, c3 = (table[:, i].copy() for i in range(4))
+        return cls((c0, c1, c2, c3), np.arange(1, len(templates) + 1, dtype=np.int64))
+
+
+def _atom_index(name: str, attributes: tuple[str, ...]) -> int:
     if name in EXTRAS:
-        return len(WORD_ATTRIBUTES) * _N + _N + EXTRAS.index(name)
+        return len(attributes) * _N + _N + EXTRAS.index(name)
     position, attribute = name.split(".")
     slot = POSITIONS.index(position)
     if attribute == "l":
-        return len(WORD_ATTRIBUTES) * _N + slot
-    return WORD_ATTRIBUTES.index(attribute) * _N + slot
+        return len(attributes) * _N + slot
+    return attributes.index(attribute) * _N + slot
 
 
-def _columns() -> NDArray[np.int64]:
-    table = np.full((len(TEMPLATES), 4), _atom_index("_"), dtype=np.int64)
-    for number, template in enumerate(TEMPLATES):
-        names = template.split()
-        table[number, : len(names)] = [_atom_index(name) for name in names]
-    return table
-
-
-_COLUMNS = _columns()
-_C0, _C1, _C2, _C3 = (_COLUMNS[:, i].copy() for i in range(4))
-_TEMPLATE_IDS = np.arange(1, len(TEMPLATES) + 1, dtype=np.int64)
+BASE = TemplateSet.compile(TEMPLATES, WORD_ATTRIBUTES)
+"""The templates of a parser without clusters (atom matrix rows :data:`WORD_ATTRIBUTES`)."""
+WITH_CLUSTERS = TemplateSet.compile(TEMPLATES + CLUSTER_TEMPLATES, WORD_ATTRIBUTES + CLUSTER_ATTRIBUTES)
+"""The templates of a parser with clusters (rows :data:`WORD_ATTRIBUTES` + :data:`CLUSTER_ATTRIBUTES`)."""
 
 
 def _bucket(distance: int) -> int:
@@ -128,23 +159,27 @@ def config_atoms(state: State, atoms: NDArray[np.int64]) -> NDArray[np.int64]:
 _MIX = np.int64(0x2545F4914F6CDD1D)
 
 
-def hash_atoms(atom_vectors: NDArray[np.int64], n_bits: int) -> NDArray[np.int64]:
+def hash_atoms(atom_vectors: NDArray[np.int64], n_bits: int,
+               templates: TemplateSet = BASE) -> NDArray[np.int64]:
     """Hashed feature ids of every template: ``(..., n_templates)`` for atom vectors ``(..., n_atoms)``.
 
     The template number and its (up to four) atoms are first folded into one integer with
     a wrapping multiply-add (cheap, few numpy calls), which :func:`hash_columns` then mixes.
+    ``templates`` must match the atom layout (:data:`BASE` or :data:`WITH_CLUSTERS`).
     """
+    c0, c1, c2, c3 = templates.columns
     with np.errstate(over="ignore"):
-        key = _TEMPLATE_IDS * _MIX + atom_vectors[..., _C0]
-        key = key * _MIX + atom_vectors[..., _C1]
-        key = key * _MIX + atom_vectors[..., _C2]
-        key = key * _MIX + atom_vectors[..., _C3]
+        key = templates.ids * _MIX + atom_vectors[..., c0]
+        key = key * _MIX + atom_vectors[..., c1]
+        key = key * _MIX + atom_vectors[..., c2]
+        key = key * _MIX + atom_vectors[..., c3]
     return hash_columns(0, key, n_bits=n_bits)
 
 
-def features(state: State, atoms: NDArray[np.int64], n_bits: int) -> NDArray[np.int64]:
-    """Hashed feature ids of ``state`` (one per template)."""
-    return hash_atoms(config_atoms(state, atoms), n_bits)
+def features(state: State, atoms: NDArray[np.int64], n_bits: int, templates: TemplateSet = BASE
+             ) -> NDArray[np.int64]:
+    """Hashed feature ids of ``state`` (one per template of ``templates``)."""
+    return hash_atoms(config_atoms(state, atoms), n_bits, templates)
 
 
 # ---------------------------------------------------------------------- batches of states
@@ -236,7 +271,7 @@ def bank_atoms(bank: StateBank, sentences: NDArray[np.intp], tokens: NDArray[np.
     parents = columns[:, _PARENT]  # (m, 5)
     kids = bank.children[_SIDE, parents]
     positions = np.concatenate((columns, np.where(kids >= 0, kids + start, absent)), axis=1)  # (m, 11)
-    words = bank.atoms[:, positions].transpose(1, 0, 2).reshape(len(tokens), -1)  # (m, 44)
+    words = bank.atoms[:, positions].transpose(1, 0, 2).reshape(len(tokens), -1)  # (m, 11 * rows)
     s0, b0 = tokens[:, 0], tokens[:, 3]
     distance = np.where((s0 >= 0) & (b0 >= 0), bucket_distance(b0 - s0), ABSENT)
     return np.concatenate(

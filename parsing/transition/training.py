@@ -20,7 +20,7 @@ from parsing.learn import AveragedPerceptron
 from parsing.transition.arc_swap import SwapGold, static_oracle
 from parsing.transition.compact import BucketRows, SparseRows
 from parsing.transition.state import NONE, Action, State, TransitionSystem
-from parsing.transition.templates import config_atoms, features, hash_atoms
+from parsing.transition.templates import BASE, TemplateSet, config_atoms, features, hash_atoms
 from parsing.types import Parse, Sentence
 
 
@@ -36,6 +36,8 @@ class TransitionParser(Protocol):
     class_actions_: NDArray[np.intp]
 
     def class_of(self, action: Action, label: int) -> int: ...
+
+    def templates(self) -> TemplateSet: ...
 
     def valid_classes(self, system: TransitionSystem, state: State) -> NDArray[np.bool_]: ...
 
@@ -71,9 +73,11 @@ def build_rows(
     swap_golds: Sequence[SwapGold | None],
     n_bits: int,
     min_feature_count: int,
+    templates: TemplateSet = BASE,
 ) -> NDArray[np.int32]:
     """Bucket → weight row (0: none) for every bucket met ``min_feature_count`` times or more
-    along the oracle's path (hashed in one batch per sentence)."""
+    along the oracle's path (hashed in one batch per sentence; ``templates`` must match the
+    sentences' atom layout)."""
     seen: list[NDArray[np.int64]] = []
     for sentence, swap_gold in zip(encoded, swap_golds, strict=True):
         assert sentence.heads is not None
@@ -85,7 +89,7 @@ def build_rows(
             dep = system.dependent(state, action)
             system.apply(state, action, NONE if dep < 0 else 0)
         if vectors:
-            seen.append(hash_atoms(np.stack(vectors), n_bits).ravel())
+            seen.append(hash_atoms(np.stack(vectors), n_bits, templates).ravel())
     buckets, counts = np.unique(np.concatenate(seen), return_counts=True)
     kept = buckets[counts >= min_feature_count]
     rows = np.zeros(1 << n_bits, dtype=np.int32)
@@ -244,7 +248,7 @@ def _train_sentence(
     state = system.initial(len(sentence.heads) - 1)
     weights = model.weights
     while not system.is_terminal(state):
-        rows = parser.rows_[features(state, sentence.atoms, parser.n_bits)]
+        rows = parser.rows_[features(state, sentence.atoms, parser.n_bits, parser.templates())]
         rows = rows[rows > 0]
         scores = weights[rows].sum(axis=0)
         predicted = int(np.argmax(np.where(parser.valid_classes(system, state), scores, -np.inf)))
