@@ -10,7 +10,7 @@ the best dev LAS (``member:best``): "does the ensemble beat its best member?" Th
 randomisation, McNemar) for LAS: per treebank, and over all the test sets pooled.
 
     .venv/bin/python bench/default_method.py vote-uniform vote-accuracy
-    .venv/bin/python bench/default_method.py --tags predicted vote-uniform member:best
+    .venv/bin/python bench/default_method.py --tags predicted vote-uniform member:best vote-tuned
 """
 
 from __future__ import annotations
@@ -84,29 +84,35 @@ def row(name: str, result: PairedComparison, sides: list[str]) -> dict[str, obje
 
 
 def main() -> None:
-    """Compare method A with method B on every kept gold model; print JSON lines and a table."""
+    """Compare method A with each other side on every kept model; print JSON lines and a table."""
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("method_a")
-    parser.add_argument("method_b")
+    parser.add_argument("others", nargs="+", metavar="method_b",
+                        help="one or more sides to compare A with (members parse once for all)")
     parser.add_argument("--models", type=Path, default=REPO / "bench" / "out" / "models")
     parser.add_argument("--tags", choices=("gold", "predicted"), default="gold",
                         help="which kept models to compare (TREEBANK-gold or TREEBANK-predicted)")
     parser.add_argument("--out", type=Path, help="also append the JSON lines to this file")
     args = parser.parse_args()
-    rows, pooled_gold, pooled_a, pooled_b = [], [], [], []
+    sides = [args.method_a, *args.others]
+    rows: list[dict[str, object]] = []
+    pooled_gold: list[Sentence] = []
+    pooled: list[list[Parse]] = [[] for _ in sides]
     for model_dir in sorted(args.models.glob(f"*-{args.tags}")):
         treebank = SHARED / "ud" / model_dir.name.removesuffix(f"-{args.tags}")
-        gold, (parses_a, parses_b), sides = method_parses(model_dir, treebank,
-                                                          [args.method_a, args.method_b])
-        rows.append(row(treebank.name, compare(gold, parses_a, parses_b)["LAS"], sides))
-        print(json.dumps(rows[-1]), flush=True)
+        gold, outputs, resolved = method_parses(model_dir, treebank, sides)
+        for k in range(1, len(sides)):
+            rows.append(row(treebank.name, compare(gold, outputs[0], outputs[k])["LAS"],
+                            [resolved[0], resolved[k]]))
+            print(json.dumps(rows[-1]), flush=True)
         pooled_gold += gold
-        pooled_a += parses_a
-        pooled_b += parses_b
-    rows.append(row("all test sets pooled", compare(pooled_gold, pooled_a, pooled_b)["LAS"],
-                    [args.method_a, args.method_b]))
-    print(json.dumps(rows[-1]), flush=True)
+        for k, output in enumerate(outputs):
+            pooled[k] += output
+    for k in range(1, len(sides)):
+        rows.append(row("all test sets pooled", compare(pooled_gold, pooled[0], pooled[k])["LAS"],
+                        [sides[0], sides[k]]))
+        print(json.dumps(rows[-1]), flush=True)
     if args.out:
         with args.out.open("a", encoding="utf-8") as log:
             log.writelines(json.dumps({"tags": args.tags, **r}) + "\n" for r in rows)
