@@ -79,7 +79,10 @@ training sentences' words; pass ``clusters=`` (a lexicon learned on more raw tex
 ``cluster_text=`` to :func:`build_member` to learn from more. Named explicitly only: not in
 :data:`MEMBERS`, so not in the default member list."""
 
-_KNOWN = {**MEMBERS, **CLUSTER_MEMBERS}
+
+def _known() -> dict[str, MemberSpec]:
+    """Every member accepted by name, looked up when asked (so a patched :data:`MEMBERS` counts)."""
+    return {**MEMBERS, **CLUSTER_MEMBERS}
 
 
 def member_names(requested: str | None = None) -> list[str]:
@@ -96,12 +99,13 @@ def member_names(requested: str | None = None) -> list[str]:
     if not requested:
         return list(MEMBERS)
     names = [name.strip() for name in requested.split(",") if name.strip()]
-    unknown = [name for name in names if name not in _KNOWN]
+    known = _known()
+    unknown = [name for name in names if name not in known]
     if unknown:
-        raise ValueError(f"unknown parser(s) {', '.join(unknown)}; known: {', '.join(_KNOWN)}")
+        raise ValueError(f"unknown parser(s) {', '.join(unknown)}; known: {', '.join(known)}")
     return names
 
 
 def build_member(name: str, **overrides: Any) -> BaseParser:
     """A new, unfitted member parser."""
-    return _KNOWN[member_names(name)[0]].build(**overrides)
+    return _known()[member_names(name)[0]].build(**overrides)
