@@ -46,6 +46,7 @@ ALLOWED: dict[str, str] = {
     "TokenEncoder": "parsing.graph.templates",
     "Vocabulary": "parsing.features",
     "ClusterLexicon": "parsing.clusters.lexicon",
+    "MetaTable": "parsing.meta.table",
     "ArcVoting": "parsing.ensemble.voting",
     "FuzzyPosVoting": "parsing.ensemble.fuzzy",
     "ScoreSum": "parsing.ensemble.score_sum",

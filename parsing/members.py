@@ -80,14 +80,28 @@ training sentences' words; pass ``clusters=`` (a lexicon learned on more raw tex
 :data:`MEMBERS`, so not in the default member list."""
 
 
+META_MEMBERS: dict[str, MemberSpec] = {
+    "graph1-meta": MemberSpec(
+        "graph1-meta", MEMBERS["graph1"].module, MEMBERS["graph1"].cls,
+        f"{MEMBERS['graph1'].summary}; with meta features (Chen et al. 2013): a baseline graph1 "
+        "parses the unlabelled text, its base features are ranked by frequency, then retrained",
+        {**MEMBERS["graph1"].params, "meta": "auto"}),
+}
+"""Members with meta features (:mod:`parsing.meta`): ``graph1-meta`` fits a baseline ``graph1``,
+parses its training sentences with the trees hidden (plus ``meta_text=``, a file of more
+unlabelled sentences, when given to :func:`build_member`), ranks the base features found on the
+parsed arcs, and retrains with base + meta features. Named explicitly only, like
+:data:`CLUSTER_MEMBERS`."""
+
+
 def _known() -> dict[str, MemberSpec]:
     """Every member accepted by name, looked up when asked (so a patched :data:`MEMBERS` counts)."""
-    return {**MEMBERS, **CLUSTER_MEMBERS}
+    return {**MEMBERS, **CLUSTER_MEMBERS, **META_MEMBERS}
 
 
 def member_names(requested: str | None = None) -> list[str]:
     """Names from a comma-separated list (all of :data:`MEMBERS` when ``None``), checked; the
-    :data:`CLUSTER_MEMBERS` are accepted by name.
+    :data:`CLUSTER_MEMBERS` and :data:`META_MEMBERS` are accepted by name.
 
     Raises:
         ValueError: an unknown name, listing the known ones.

@@ -19,6 +19,7 @@ from parsing.constraints import Constraints, decode_forced
 from parsing.decoders.first_order import mst
 from parsing.graph.model import GraphParser, Weights, _arc_scores
 from parsing.graph.templates import IntArray
+from parsing.meta.table import MetaTable
 from parsing.types import Heads, Scores
 
 
@@ -46,6 +47,14 @@ class FirstOrderParser(GraphParser):
             (``"brown"``, ``"context:seed=1"``) learned at fit time from the training words
             plus ``cluster_text`` (:mod:`parsing.graph.cluster_templates`).
         cluster_text: a raw text file (one sentence per line) a clusters spec also learns from.
+        meta: meta features (Chen et al. 2013; off with ``None``): a
+            :class:`~parsing.meta.table.MetaTable`, a saved one's path, or a spec (``"auto"``,
+            ``"auto:min_count=1"``): at fit time a baseline without them is trained, parses the
+            training sentences (trees hidden) plus ``meta_text``, and its arcs' base features
+            are ranked into classes (:mod:`parsing.meta`); then this parser is trained with base
+            + meta features.
+        meta_text: unlabelled sentences a meta spec also parses: a CoNLL-U file (tags used)
+            or raw text, one sentence per line (tagged by a tagger trained on the training data).
 
     Attributes:
         encoder_: the :class:`~parsing.graph.templates.TokenEncoder` of the training data.
@@ -56,6 +65,7 @@ class FirstOrderParser(GraphParser):
         dev_uas_: dev UAS after each epoch (empty without ``dev``).
         labeller_: the fitted :class:`~parsing.labeller.ArcLabeller`.
         lexicon_: the word clusters used (``None`` without ``clusters``).
+        meta_table_: the meta-feature classes used (``None`` without ``meta``).
 
     Examples:
         >>> from parsing.types import Sentence
@@ -86,6 +96,8 @@ class FirstOrderParser(GraphParser):
         random_state: int | None = 0,
         clusters: ClusterLexicon | str | None = None,
         cluster_text: str | None = None,
+        meta: MetaTable | str | None = None,
+        meta_text: str | None = None,
     ) -> None:
         self.projective = projective
         self.max_iter = max_iter
@@ -100,6 +112,8 @@ class FirstOrderParser(GraphParser):
         self.random_state = random_state
         self.clusters = clusters
         self.cluster_text = cluster_text
+        self.meta = meta
+        self.meta_text = meta_text
 
     def _decode(self, tokens: IntArray, arcs: IntArray, weights: Weights,
                 constraints: Constraints | None = None) -> tuple[Heads, Scores]:

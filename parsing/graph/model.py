@@ -42,6 +42,9 @@ from parsing.graph.cluster_templates import cluster_arc_features, with_clusters
 from parsing.graph.templates import IntArray, TokenEncoder, arc_features, null_index
 from parsing.labeller import ArcLabeller
 from parsing.learn import AveragedPerceptron
+from parsing.meta.recipe import MetaTables, resolve_tables
+from parsing.meta.table import MetaTable
+from parsing.meta.templates import META_ROWS, meta_arc_features, meta_rows
 from parsing.types import Heads, Parse, Scores, Sentence
 
 Weights = NDArray[np.float64] | NDArray[np.float32]
@@ -62,6 +65,13 @@ class GraphParser(BaseParser):
     words plus ``cluster_text``: :func:`~parsing.clusters.recipes.resolve_lexicon`) every arc
     also gets the cluster features of :mod:`parsing.graph.cluster_templates`. The lexicon is
     kept as ``lexicon_`` (saved with the model); a warm fit keeps it.
+
+    Meta features (Chen et al. 2013): with ``meta`` (a :class:`~parsing.meta.table.MetaTable`,
+    a saved one's path, or a spec such as ``"auto"``: :func:`~parsing.meta.recipe.resolve_table`,
+    which trains a baseline without them, parses the training sentences plus ``meta_text`` and
+    ranks the base features) every arc also gets the meta features of
+    :mod:`parsing.meta.templates`. The table is kept as ``meta_table_``; a warm fit keeps it.
+    Training sentences are featured with jackknifed tables (:class:`~parsing.meta.recipe.MetaTables`).
     """
 
     max_iter: int
@@ -79,6 +89,10 @@ class GraphParser(BaseParser):
     clusters: ClusterLexicon | str | None = None  # class defaults: parsers without clusters
     cluster_text: str | None = None
     lexicon_: ClusterLexicon | None = None
+    meta: MetaTable | str | None = None  # class defaults: parsers without meta features
+    meta_text: str | None = None
+    meta_table_: MetaTable | None = None
+    _training_table_cache: MetaTable | None = None  # a jackknifed table during a training step (not saved)
     encoder_: TokenEncoder
     n_iter_: int
 
@@ -120,10 +134,14 @@ class GraphParser(BaseParser):
         if warm:
             self.encoder_ = self.encoder_.extended(sentences, min_count=self.min_count)
             model = self._resumed_perceptron()
+            tables = None if self.meta_table_ is None else MetaTables(self.meta_table_)
             epochs, previous_epochs = self.warm_epochs, self.n_iter_
         else:
             self.lexicon_ = (None if self.clusters is None
                              else resolve_lexicon(self.clusters, sentences, self.cluster_text))
+            tables = None if self.meta is None else resolve_tables(
+                self.meta, self, sentences, dev, self.meta_text)
+            self.meta_table_ = None if tables is None else tables.full
             self.encoder_ = TokenEncoder.build(sentences, min_count=self.min_count)
             model = AveragedPerceptron((null_index(self.n_bits) + 1,))
             epochs, previous_epochs = self.max_iter, 0
@@ -133,8 +151,10 @@ class GraphParser(BaseParser):
 
         def step(index: int) -> None:
             sentence = sentences[index]
+            self._training_table_cache = None if tables is None else tables.for_training(index)
             self._train_step(model, tokens[index], sentence.heads,
                              sentence.annotated if sentence.partial else None)
+            self._training_table_cache = None
 
         def dev_score(weights: Weights) -> float:
             return self._uas(dev_tokens, list(dev or []), weights)
@@ -150,17 +170,23 @@ class GraphParser(BaseParser):
 
     def _tokens(self, sentence: Sentence) -> IntArray:
         """The sentence's token table (:meth:`TokenEncoder.encode`), with the cluster rows
-        appended when the parser has a lexicon."""
+        appended when the parser has a lexicon, then the meta rows when it has a meta table."""
         tokens = self.encoder_.encode(sentence)
-        return tokens if self.lexicon_ is None else with_clusters(tokens, self.lexicon_, sentence)
+        if self.lexicon_ is not None:
+            tokens = with_clusters(tokens, self.lexicon_, sentence)
+        return tokens if self.meta_table_ is None else np.vstack([tokens, meta_rows(sentence)])
 
     def _arc_features(self, tokens: IntArray) -> IntArray:
         """Feature indices of every arc, ``(n+1, n+1, K)`` (:func:`arc_features`, then the
-        cluster features when the parser has a lexicon)."""
-        arcs = arc_features(tokens, n_bits=self.n_bits)
-        if self.lexicon_ is None:
-            return arcs
-        return np.concatenate([arcs, cluster_arc_features(tokens, n_bits=self.n_bits)], axis=-1)
+        cluster features when the parser has a lexicon, then the meta features when it has a
+        meta table)."""
+        arcs = [arc_features(tokens, n_bits=self.n_bits)]
+        if self.lexicon_ is not None:
+            arcs.append(cluster_arc_features(tokens, n_bits=self.n_bits))
+        table = self.meta_table_ if self._training_table_cache is None else self._training_table_cache
+        if table is not None:
+            arcs.append(meta_arc_features(tokens[-META_ROWS:], table, n_bits=self.n_bits))
+        return arcs[0] if len(arcs) == 1 else np.concatenate(arcs, axis=-1)
 
     def _resumed_perceptron(self) -> AveragedPerceptron:
         """The averaged perceptron where the previous fit left it (see the module docstring)."""
