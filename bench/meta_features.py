@@ -15,7 +15,9 @@ shows with no change of features at all, against which a gain must be read.
     .venv/bin/python bench/meta_features.py --low-resource 200
 
 Appends to ``bench/results/meta_features.jsonl`` (one line per result) and prints a Markdown
-table with the mean and range over seeds.
+table with the mean and range over seeds; ``--report`` prints the table of every result there
+(the committed runs: ``--meta`` ``auto``, ``auto:top_words=0``, ``auto:min_count=1`` at seeds 0-3
+and ``auto:folds=0`` with ``--seeds 1``, each with and without ``--low-resource 200``).
 """
 
 from __future__ import annotations
@@ -82,21 +84,22 @@ def run(treebank: Path, args: argparse.Namespace, work: Path) -> list[dict[str, 
 
 
 def table(rows: list[dict[str, object]]) -> str:
-    """Markdown table: per treebank, setting and member, seed 0 and the mean/min/max over seeds,
-    and the meta member's mean gain over graph1's."""
+    """Markdown table: per treebank, setting, meta spec and member, seed 0 and the mean/min/max
+    over seeds, and the meta member's mean gain over graph1's (of the same run)."""
     groups: dict[tuple[object, ...], dict[str, list[tuple[float, float]]]] = {}
     for r in rows:
         member = str(r["parser"]).split("@")[0]
-        group = groups.setdefault((r["treebank"], r["setting"]), {})
+        group = groups.setdefault((r["treebank"], r["setting"], r["meta"]), {})
         group.setdefault(member, []).append((float(r["UAS"]), float(r["LAS"])))  # type: ignore[arg-type]
-    lines = ["| treebank | setting | parser | seeds | UAS seed 0 | LAS seed 0 | LAS mean (min-max) "
-             "| UAS mean | mean LAS - graph1 |", "|---|---|---|---|---|---|---|---|---|"]
-    for (treebank, setting), members in groups.items():
+    lines = ["| treebank | setting | meta spec | parser | seeds | UAS seed 0 | LAS seed 0 "
+             "| LAS mean (min-max) | UAS mean | mean LAS - graph1 |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for (treebank, setting, spec), members in sorted(groups.items(), key=lambda g: str(g[0])):
         base = statistics.mean(las for _, las in members.get("graph1", [(0.0, 0.0)]))
         for member, scores in members.items():
             las = [s[1] for s in scores]
             uas = statistics.mean(s[0] for s in scores)
-            lines.append(f"| {treebank} | {setting} | {member} | {len(scores)} "
+            lines.append(f"| {treebank} | {setting} | {spec} | {member} | {len(scores)} "
                          f"| {scores[0][0]} | {scores[0][1]} "
                          f"| {statistics.mean(las):.2f} ({min(las)}-{max(las)}) | {uas:.2f} "
                          f"| {statistics.mean(las) - base:+.2f} |")
@@ -115,7 +118,12 @@ def main() -> None:
     parser.add_argument("--low-resource", type=int, default=0, metavar="N",
                         help="train on the first N trees; the rest of train is unlabelled text")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "meta_features.jsonl")
+    parser.add_argument("--report", action="store_true", help="only print the table of --out's results")
     args = parser.parse_args()
+    if args.report:
+        with args.out.open(encoding="utf-8") as results:
+            print(table([json.loads(line) for line in results if line.strip()]))
+        return
     rows: list[dict[str, object]] = []
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp, args.out.open("a", encoding="utf-8") as log:
