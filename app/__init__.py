@@ -19,7 +19,8 @@ Configuration, in order (later wins):
    ``STAGING_RETENTION_SECONDS`` (a day): larger imports and exports run as jobs
    (:mod:`app.services.staging`, :mod:`app.jobs.file_tasks`); ``PREANNOTATE_PROCESSES``
    (default 1): a round's members parse its pool in that many forked processes
-   (:class:`parsing.forked.ParserPool`);
+   (:class:`parsing.forked.ParserPool`) where the job's process may fork (not in the daemonic
+   process workers of ``worker --workers N > 1``);
 5. the ``test_config`` mapping.
 
 Outside tests (``TESTING``) the app refuses to start without a real ``SECRET_KEY``

@@ -16,7 +16,7 @@ from types import TracebackType
 from parsing.base import BaseParser
 from parsing.types import Parse, Sentence
 
-__all__ = ["ParserPool", "can_fork", "parse_forked"]
+__all__ = ["ParserPool", "can_fork", "may_have_children", "parse_forked"]
 
 _FORKED: tuple[Mapping[str, BaseParser], Sequence[Sentence]] | None = None
 """The members and sentences forked workers parse (set only while :func:`parse_forked` runs)."""
@@ -25,6 +25,13 @@ _FORKED: tuple[Mapping[str, BaseParser], Sequence[Sentence]] | None = None
 def can_fork() -> bool:
     """Whether this platform can fork worker processes."""
     return "fork" in multiprocessing.get_all_start_methods()
+
+
+def may_have_children() -> bool:
+    """Whether this process may start worker processes: the platform forks and it is not a
+    daemonic multiprocessing process (a job queue's process worker is one; its children would
+    be orphaned when it is stopped, so multiprocessing refuses them)."""
+    return can_fork() and not multiprocessing.current_process().daemon
 
 
 def slowest_first(parsers: Mapping[str, BaseParser], names: Sequence[str]) -> list[str]:
@@ -81,14 +88,16 @@ class ParserPool:
     process (copy-on-write, never pickled); sentences and parses are pickled per call.
 
     Raises:
-        ValueError: fewer than 2 processes, or a platform that cannot fork.
+        ValueError: fewer than 2 processes, or a process that may not fork children
+            (:func:`may_have_children`).
     """
 
     def __init__(self, parsers: Mapping[str, BaseParser], processes: int) -> None:
         if processes < 2:
             raise ValueError(f"a parser pool needs at least 2 processes, not {processes}")
-        if not can_fork():
-            raise ValueError("this platform cannot fork processes")
+        if not may_have_children():
+            raise ValueError("this process cannot fork worker processes (a platform without fork, "
+                             "or a daemonic process such as a queue's process worker)")
         self.parsers = parsers
         self.processes = processes
         context = multiprocessing.get_context("fork")

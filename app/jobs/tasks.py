@@ -34,7 +34,7 @@ from app.services.self_training import automatic_training_trees
 from app.services.sources import split_sentence_ids
 from app.services.tag_checks import require_tags
 from parsing.ensemble.registry import default_method
-from parsing.forked import ParserPool, can_fork
+from parsing.forked import ParserPool, may_have_children
 from parsing.member_fit import fit_member
 
 BATCH = 25
@@ -114,8 +114,9 @@ def _preannotate(session: DbSession, job: Job, progress: Progress, treebank: Tre
     if externals:
         trained.voters = prepare_voters(session, treebank, trained.bundle, externals, user=user,
                                         outcome=plugins)
-    processes = int(current_app.config.get("PREANNOTATE_PROCESSES") or 1)
-    trained.pool = ParserPool(trained.bundle.parsers, processes) if processes > 1 and can_fork() else None
+    # a process worker (`worker --workers N`, N > 1) may not fork: its round parses in it alone
+    processes = int(current_app.config.get("PREANNOTATE_PROCESSES") or 1) if may_have_children() else 1
+    trained.pool = ParserPool(trained.bundle.parsers, processes) if processes > 1 else None
     with trained.pool or nullcontext():  # the members parse in that many processes, forked once
         for start in range(0, len(targets), BATCH):
             batch = targets[start:start + BATCH]

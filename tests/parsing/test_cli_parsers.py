@@ -5,6 +5,7 @@ from __future__ import annotations
 import doctest
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -183,3 +184,31 @@ def test_a_parser_pool_parses_like_the_members_here_call_after_call(model_dir: P
             pool.parse(sentences[:1], ["nonexistent"])
     with pytest.raises(ValueError, match="at least 2"):
         ParserPool(bundle.parsers, 1)
+
+
+def _report_fork_rights(answers: Any) -> None:
+    from parsing.forked import ParserPool, may_have_children
+
+    try:
+        ParserPool({}, 2)
+        refused = ""
+    except ValueError as error:
+        refused = str(error)
+    answers.put((may_have_children(), refused))
+
+
+def test_a_daemonic_process_such_as_a_queue_worker_may_not_fork_a_pool() -> None:
+    """A job queue's process workers are daemonic: multiprocessing refuses them children, so
+    the pool says so (the round then parses in the worker itself) instead of failing mid-job."""
+    import multiprocessing
+
+    from parsing.forked import may_have_children
+
+    assert may_have_children()
+    context = multiprocessing.get_context("fork")
+    answers = context.Queue()
+    child = context.Process(target=_report_fork_rights, args=(answers,), daemon=True)
+    child.start()
+    allowed, refused = answers.get(timeout=30)
+    child.join(timeout=30)
+    assert allowed is False and "daemonic" in refused
