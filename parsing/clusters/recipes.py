@@ -17,6 +17,7 @@ from parsing.clusters.brown import brown_clusters
 from parsing.clusters.context import context_clusters
 from parsing.clusters.corpus import read_text, sentence_words
 from parsing.clusters.lexicon import ClusterLexicon
+from parsing.specs import parse_spec
 from parsing.types import Sentence
 
 METHODS: dict[str, Callable[..., ClusterLexicon]] = {"brown": brown_clusters, "context": context_clusters}
@@ -44,16 +45,8 @@ class ClusterSpec:
         Raises:
             ValueError: an unknown method or key, or a value that is not an integer.
         """
-        method, *settings = spec.strip().split(":")
-        if method not in METHODS:
-            raise ValueError(f"unknown clustering {method!r}; known: {', '.join(METHODS)}")
         keys = {"clusters": "n_clusters", "min_count": "min_count", "seed": "seed"}
-        values: dict[str, int] = {}
-        for setting in settings:
-            key, _, value = setting.partition("=")
-            if key not in keys or not value.lstrip("-").isdigit():
-                raise ValueError(f"bad clustering setting {setting!r} in {spec!r}")
-            values[keys[key]] = int(value)
+        method, values = parse_spec(spec, METHODS, keys, "clustering")
         return cls(method, **values)
 
     def learn(self, sentences: Iterable[Sequence[str]]) -> ClusterLexicon:

@@ -31,6 +31,7 @@ from sklearn.base import clone
 
 from parsing.meta.table import MetaTable
 from parsing.meta.templates import META_BASE_TEMPLATES, meta_rows, tree_keys, word_keys
+from parsing.specs import parse_spec
 from parsing.types import Parse, Sentence
 
 
@@ -66,16 +67,10 @@ class MetaSpec:
         Raises:
             ValueError: not ``auto``, an unknown key, or a value that is not an integer.
         """
-        method, *settings = spec.strip().split(":")
-        if method != "auto":
-            raise ValueError(f"a meta spec starts with 'auto', got {spec!r}")
         keys = ("min_count", "top_words", "high", "middle", "folds")
-        values: dict[str, int] = {}
-        for setting in settings:
-            key, _, value = setting.partition("=")
-            if key not in keys or not value.isdigit():
-                raise ValueError(f"bad meta setting {setting!r} in {spec!r}")
-            values[key] = int(value)
+        _, values = parse_spec(spec, ["auto"], {key: key for key in keys}, "meta spec")
+        if any(value < 0 for value in values.values()):
+            raise ValueError(f"bad meta setting in {spec!r}: settings are not negative")
         return cls(**values)
 
 

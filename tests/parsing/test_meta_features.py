@@ -207,7 +207,7 @@ def test_raw_text_is_tagged_and_bad_specs_are_refused(
     tagged = read_unlabelled(tmp_path / "raw.txt", train[:80])
     assert len(tagged) == 1 and tagged[0].forms == train[0].forms
     assert all(tag != "_" for tag in tagged[0].upos[1:])
-    for spec in ("brown", "auto:bad=1", "auto:min_count=x"):
+    for spec in ("brown", "auto:bad=1", "auto:min_count=x", "auto:folds=-1"):
         with pytest.raises(ValueError):
             MetaSpec.parse(spec)
 
