@@ -51,6 +51,7 @@ from sqlalchemy import select
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from import_speed import fresh_app  # noqa: E402
+from round_workers_report import read_records, report_table  # noqa: E402
 
 from app.extensions import db  # noqa: E402
 from app.job_models import Job, JobWorker  # noqa: E402
@@ -264,9 +265,23 @@ def round_details(app: Flask, job_id: int) -> dict[str, Any]:
         details = {"members": list(round_.parsers), "tags": round_.tags,
                    "dev_las": ((round_.scores or {}).get("ensemble") or {}).get("las"),
                    "member_seconds": read_manifest(round_.model_dir).get("train_seconds", {}),
-                   "member_workers": trained_by, "worker_processes_used": len(set(trained_by.values()))}
+                   "member_workers": trained_by, "worker_processes_used": len(set(trained_by.values())),
+                   **tagger_fits(db.session.scalars(select(Job).where(Job.kind == "tag_fold")).all(), job_id)}
         db.session.remove()
     return details
+
+
+def tagger_fits(jobs: Sequence[Job], round_job: int) -> dict[str, Any]:
+    """A predicted-tags round's tagger fits (the kept tagger and the jackknife folds, fanned out
+    as ``tag_fold`` jobs): which worker did each, their summed seconds and their wall time
+    (first start to last end); empty for a gold-tags round."""
+    done = [job for job in jobs if (job.params or {}).get("parent") == round_job and job.state == "done"]
+    if not done:
+        return {}
+    return {"tagger_fit_workers": {str(job.params["fold"]): job.worker for job in done},
+            "tagger_fits_s": sum(float((job.result or {}).get("seconds", 0.0)) for job in done),
+            "tagger_wall_s": (max(job.finished_at for job in done if job.finished_at)
+                              - min(job.started_at for job in done if job.started_at)).total_seconds()}
 
 
 def measure(splits: Splits, workers: int, options: argparse.Namespace) -> dict[str, Any]:
@@ -312,40 +327,6 @@ def git_commit() -> str:
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True)
     dirty = subprocess.run(["git", "status", "--porcelain"], cwd=REPO, capture_output=True, text=True)
     return head.stdout.strip() + ("+" if dirty.stdout.strip() else "")
-
-
-def report_table(records: Sequence[dict[str, Any]]) -> str:
-    """A Markdown table of the records (in run order); training speed-up against the latest 1-worker run
-    of the same setting so far (the one of the same invocation when ``--workers 1,2`` ran them)."""
-    def setting(record: dict[str, Any]) -> tuple[Any, ...]:
-        return (record["treebank"], record["tags"], tuple(record["members"]), record["pool_sentences"],
-                record["backend"], record["fast"])
-    one_worker: dict[tuple[Any, ...], dict[str, Any]] = {}
-    lines = ["| treebank | tags | members | workers | queue+db | train trees / words | pool sents / words "
-             "| total s | train s | train speed-up | pre-annotate s | sents/s | words/s | dev LAS "
-             "| member train s (processes) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for r in records:
-        if r["workers"] == 1:
-            one_worker[setting(r)] = r
-        base = one_worker.get(setting(r))
-        speedup = f"{base['train_s'] / r['train_s']:.2f}x" if base else ""
-        seconds = ", ".join(f"{name} {value:.1f}" for name, value in r["member_seconds"].items())
-        las = "" if r.get("dev_las") is None else f"{r['dev_las']:.2f}"
-        members = f"{len(r['members'])}: {','.join(r['members'])}" + (" (fast)" if r["fast"] else "")
-        lines.append(
-            f"| {r['treebank']} | {r['tags']} | {members} | {r['workers']} | {r['backend']} "
-            f"| {r['train_sentences']:,} / {r['train_words']:,} "
-            f"| {r['pool_sentences']:,} / {r['pool_words']:,} "
-            f"| {r['total_s']:.1f} | {r['train_s']:.1f} | {speedup} | {r['preannotate_s']:.1f} "
-            f"| {r['sentences_per_s']:.1f} | {r['words_per_s']:.0f} | {las} "
-            f"| {seconds} ({r['worker_processes_used']}) |")
-    return "\n".join(lines)
-
-
-def read_records(path: Path) -> list[dict[str, Any]]:
-    """The JSON lines of ``path``."""
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def parse_options(argv: Sequence[str] | None = None) -> argparse.Namespace:

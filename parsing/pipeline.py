@@ -32,6 +32,8 @@ from parsing.forked import ParserPool, can_fork, parse_forked
 from parsing.member_fit import MemberJob, MemberRunner, fit_member, pool_runner
 from parsing.members import MEMBERS, member_names
 from parsing.persist import load_model
+from parsing.tagger.folds import FoldRunner
+from parsing.tagger.folds import pool_runner as fold_pool_runner
 from parsing.types import Parse, Sentence
 
 TagMode = Literal["gold", "predicted"]
@@ -225,6 +227,7 @@ def train_models(
     extra_train: Mapping[str, Sequence[Sentence]] | None = None,
     warm_from: str | Path | None = None,
     member_runner: MemberRunner | None = None,
+    fold_runner: FoldRunner | None = None,
 ) -> dict[str, float]:
     """Train the tagger (predicted tags only), the named members and the ensemble into ``out_dir``.
 
@@ -246,6 +249,8 @@ def train_models(
             continued members (``"warm_members"``) and the directory (``"warm_from"``).
         member_runner: fits the members (:mod:`parsing.member_fit`; default: one after another
             here, or ``jobs`` local processes).
+        fold_runner: fits the tagger and its jackknife folds (:mod:`parsing.tagger.folds`;
+            default: one after another here, or ``jobs`` local processes).
 
     Returns:
         Training seconds per member (and ``"tagger"``, ``"ensemble"``).
@@ -268,10 +273,10 @@ def train_models(
 
         say("training the tagger (and jackknifing training tags)", 0.0)
         started = time.perf_counter()
-        tagger, views, dev = train_tagger(train, dev, random_state=random_state,
-                                          params=overrides.get("tagger"))
+        tagger, views, dev = train_tagger(
+            train, dev, random_state=random_state, params=overrides.get("tagger"), save_to=out / "tagger",
+            fold_runner=fold_runner or (fold_pool_runner(jobs) if jobs > 1 else None))
         train = views[0]
-        tagger.save(out / "tagger")
         extra = {name: tagger.tag_for_parsing(more) if more else []
                  for name, more in extra.items()}
         seconds["tagger"] = time.perf_counter() - started

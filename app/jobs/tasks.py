@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,16 @@ from threadpoolctl import threadpool_limits
 
 from app.job_models import Job
 from app.jobs import JobCancelled, Progress, task
-from app.jobs.fanout import MEMBER_KIND, member_job_from_json, parent_is_running, queue_runner
+from app.jobs.fanout import (
+    MEMBER_KIND,
+    TAG_FOLD_KIND,
+    member_job_from_json,
+    parent_is_running,
+    queue_fold_runner,
+    queue_runner,
+    sentence_to_json,
+    tag_fold_from_json,
+)
 from app.jobs.file_tasks import IMPORT_BATCH  # noqa: F401  (registers the import and export jobs)
 from app.jobs.model_files import check_unchanged, clear_leftovers, publish, staging_dir
 from app.models import Treebank, User
@@ -36,6 +46,7 @@ from app.services.tag_checks import require_tags
 from parsing.ensemble.registry import default_method
 from parsing.forked import ParserPool, may_have_children
 from parsing.member_fit import fit_member
+from parsing.tagger.folds import run_tag_fold
 
 BATCH = 25
 """Sentences parsed and stored per transaction."""
@@ -99,12 +110,13 @@ def _preannotate(session: DbSession, job: Job, progress: Progress, treebank: Tre
     warm_from = warm_start_round(session, treebank, round_) if params.get("warm") else None
     if warm_from is not None:  # its files are loaded to continue: refuse any changed since
         check_unchanged(Path(warm_from.model_dir), warm_from.checksums)
-    runner = queue_runner(current_app._get_current_object(), session, job,  # type: ignore[attr-defined]
-                          Path(f"{round_.model_dir}-members"), progress)
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    runner = queue_runner(app, session, job, Path(f"{round_.model_dir}-members"), progress)
+    fold_runner = queue_fold_runner(app, session, job, Path(f"{round_.model_dir}-tag-folds"), progress)
     trained = train_round(round_, data, params=current_app.config.get("MEMBER_PARAMS") or {},
                           ensemble_params=current_app.config.get("ENSEMBLE_PARAMS") or {}, say=progress,
                           automatic=automatic, self_training=settings, warm_from=warm_from,
-                          member_runner=runner)
+                          member_runner=runner, fold_runner=fold_runner)
     round_.checksums = publish(Path(round_.model_dir), final)
     round_.model_dir = str(final)
     progress(f"round {round_.number} trained", 0.6)
@@ -152,3 +164,22 @@ def train_member(session: DbSession, job: Job, progress: Progress) -> dict[str, 
     with threadpool_limits(limits=1, user_api="blas"):
         name, seconds, warm = fit_member(spec)
     return {"member": name, "seconds": seconds, "warm": warm}
+
+
+@task(TAG_FOLD_KIND)
+def tag_fold(session: DbSession, job: Job, progress: Progress) -> dict[str, Any]:
+    """Fit one tagger of a predicted-tags round (:mod:`app.jobs.fanout`: the kept one, or a
+    jackknife fold's) and tag its held-out sentences: ``params`` ``parent``, ``fold`` and
+    ``spec`` (the JSON file of its :class:`~parsing.tagger.folds.TagFoldJob`). The tagged
+    sentences go to a file beside the spec; the result names it."""
+    if not parent_is_running(session, job):
+        raise JobCancelled("its round is no longer running")
+    spec_path = Path(job.params["spec"])
+    spec = tag_fold_from_json(json.loads(spec_path.read_text(encoding="utf-8")))
+    progress(f"tagger fit {spec.name} for round job {job.params['parent']}", 0.0)
+    started = time.perf_counter()
+    with threadpool_limits(limits=1, user_api="blas"):
+        name, tagged = run_tag_fold(spec)
+    out = spec_path.with_suffix(".tagged.json")
+    out.write_text(json.dumps([sentence_to_json(s) for s in tagged]), encoding="utf-8")
+    return {"fold": name, "seconds": time.perf_counter() - started, "tagged": str(out)}

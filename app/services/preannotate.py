@@ -43,6 +43,7 @@ from parsing.member_fit import MemberRunner
 from parsing.members import member_names
 from parsing.pipeline import ModelBundle, TagMode, load_models, read_manifest, train_models
 from parsing.scorer.metrics import evaluate
+from parsing.tagger.folds import FoldRunner
 from parsing.types import Parse
 from parsing.types import Sentence as ParsingSentence
 
@@ -231,6 +232,7 @@ def train_round(
     self_training: Mapping[str, Any] | None = None,
     warm_from: TrainingRound | None = None,
     member_runner: MemberRunner | None = None,
+    fold_runner: FoldRunner | None = None,
 ) -> TrainedRound:
     """Fit the members and the ensemble into ``round_.model_dir``; fill in ``round_``'s weights
     and record (training trees by origin, evaluation source and scores).
@@ -241,7 +243,8 @@ def train_round(
     :mod:`app.services.self_training`), recorded with the ``self_training`` settings.
     ``warm_from`` (an earlier round, :func:`warm_start_round`) makes a warm round: members that
     can continue from that round's weights do (``parsing.pipeline.train_models``).
-    ``member_runner`` fits the members elsewhere (the job queue's workers: :mod:`app.jobs.fanout`).
+    ``member_runner`` fits the members elsewhere (the job queue's workers: :mod:`app.jobs.fanout`),
+    ``fold_runner`` the tagger and its jackknife folds (predicted tags).
     """
     train, dev = data.train, data.dev
     if not train:
@@ -254,7 +257,7 @@ def train_round(
                  ensemble=method, ensemble_params=(ensemble_params or {}).get(method),
                  progress=lambda message, done: report(message, 0.02 + 0.58 * done),
                  extra_train=automatic, warm_from=warm_from.model_dir if warm_from else None,
-                 member_runner=member_runner)
+                 member_runner=member_runner, fold_runner=fold_runner)
     bundle = load_models(out)
     continued = [str(name) for name in read_manifest(out).get("warm_members", [])]
     round_.warm = None if warm_from is None else {"from_round": warm_from.number, "members": continued}

@@ -158,6 +158,31 @@ def test_two_workers_share_a_rounds_members(
     assert {f"parsers/{name}.model" for name in members} <= set(round_.checksums or {})
 
 
+def test_two_workers_share_a_predicted_tags_rounds_tagger_fits(
+    app: Flask, logged_in: FlaskClient, sqlite_queue: None, pool: WorkerPool, treebank_id: int, fast: Path
+) -> None:
+    """The kept tagger and its ten jackknife folds run as ``tag_fold`` jobs on both workers."""
+    pool.start(workers=2, MEMBER_PARAMS={**FAST_MEMBER_PARAMS, "tagger": {"max_iter": 120, "min_iter": 120}})
+    response = logged_in.post(f"/api/treebanks/{treebank_id}/preannotate",
+                              json={"parsers": PARSERS, "tags": "predicted"})
+    assert response.status_code == 202, response.get_json()
+    job_id = response.get_json()["job"]["id"]
+    done = wait_for_job(app, job_id, lambda j: j.state in ("done", "failed"))
+    assert done.state == "done", done.error
+    with app.app_context():
+        fits = {job.params["fold"]: job.worker for job in db.session.scalars(
+            select(Job).where(Job.kind == "tag_fold", Job.state == "done"))}
+        db.session.remove()
+    assert sorted(fits) == sorted(["full", *(f"seed0-fold{k}" for k in range(10))])
+    assert fits["seed0-fold9"] == done.worker  # the round's job takes fits from the back...
+    assert len(set(fits.values())) == 2  # ...while the other worker takes them from the front
+    lines = [line.split(" ", 1)[1] for line in (done.log_tail or "").splitlines()]
+    assert "tagger fit seed0-fold9" in lines, lines
+    (round_,) = rounds(app)
+    assert round_.tags == "predicted" and "tagger" in (round_.checksums or {})
+    assert not list(fast.glob("**/*-tag-folds")) and not list(fast.glob("**/*-members"))  # data removed
+
+
 def wait_until_training(app: Flask, job_id: int) -> None:
     wait_for_job(app, job_id, lambda j: j.state == "running" and j.message.startswith("training graph1"))
 

@@ -17,9 +17,9 @@ from bench.round_workers import (
     log_events,
     parse_options,
     phase_times,
-    report_table,
     worker_environment,
 )
+from bench.round_workers_report import report_table
 from parsing.conllu_io import format_conllu, parse_conllu
 
 SOURCE = """# sent_id = a
@@ -147,3 +147,9 @@ def test_report_table_gives_the_training_speed_up_against_one_worker_of_the_same
     assert [row[rate] for row in cells] == ["30.0", "30.0", "60.0", "30.0", "30.0"]
     assert cells[0][header.index("member train s (processes)")] == "graph1 20.0, eager 5.2 (1)"
     assert cells[0][header.index("train trees / words")] == "1,051 / 5,082"
+    fits = header.index("tagger fits: summed / wall s (processes)")
+    assert cells[0][fits] == ""  # a gold-tags round fits no tagger
+    predicted = record(2, 20.0, tagger_fits_s=30.25, tagger_wall_s=16.5,
+                       tagger_fit_workers={"full": "vm:1", "seed0-fold0": "vm:2", "seed0-fold1": "vm:1"})
+    last = report_table([predicted]).splitlines()[-1].strip("|").split("|")
+    assert last[fits].strip() == "30.2 / 16.5 (2)"
