@@ -182,6 +182,8 @@ def restore_command(path: Path, name: str | None, username: str) -> None:
 @click.option("--self-training-sentences", type=click.IntRange(0), default=None,
               help="At most this many automatic trees (default: as many as human trees).")
 @click.option("--warm", is_flag=True, help="Continue members from the last round's weights where they can.")
+@click.option("--raw-text", is_flag=True,
+              help="The cluster and meta-feature members learn from the pool's text too.")
 @click.option("--external", "externals", multiple=True, metavar="LABEL",
               help="An external parser voting in the ensemble (repeat; a voting method only).")
 @click.option("--score-split", "score_splits", multiple=True, type=click.Choice(["dev", "test"]),
@@ -191,13 +193,14 @@ def preannotate_command(
     name: str, parsers: str | None, tags: str, username: str, sentence_ids: str | None = None,
     ensemble: str | None = None, self_training: str = "none", self_training_select: str = "confidence",
     self_training_sentences: int | None = None, warm: bool = False, externals: tuple[str, ...] = (),
-    score_splits: tuple[str, ...] = (),
+    score_splits: tuple[str, ...] = (), raw_text: bool = False,
 ) -> None:
     """Train a round on NAME's trees and pre-annotate its unannotated pool sentences."""
     from app.job_models import Job
     from app.jobs import RoundBusy, create_job, run_job
     from app.services.external_votes import VoterError, check_voters
     from app.services.preannotate import DEFAULT_PARSERS
+    from app.services.raw_text_rounds import check_raw_text
     from app.services.self_training import parse_settings
     from parsing.ensemble.registry import default_method, method_spec
     from parsing.members import member_names
@@ -210,13 +213,16 @@ def preannotate_command(
         if not method_spec(method).uses(chosen):
             raise ValueError(f"ensemble {method} combines none of {', '.join(chosen)}")
         voters = check_voters(db.session, treebank, externals, method)
+        if raw_text:
+            check_raw_text(db.session, treebank, chosen)
     except (ValueError, VoterError) as error:
         raise click.ClickException(str(error)) from None
     params: dict[str, object] = {"parsers": chosen, "tags": tags, "ensemble": method,
                                  "self_training": parse_settings({
                                      "source": self_training, "select": self_training_select,
                                      "sentences": self_training_sentences}),
-                                 "warm": warm, "externals": voters, "score_splits": list(score_splits)}
+                                 "warm": warm, "externals": voters, "score_splits": list(score_splits),
+                                 "raw_text": raw_text}
     if sentence_ids:
         try:
             params["sentences"] = [int(part) for part in sentence_ids.split(",") if part.strip()]

@@ -71,6 +71,9 @@ class TrainingRound(Base):
     external_voters: Mapped[list[Any] | None] = mapped_column(JSON)
     """External parsers that voted in the ensemble (migration 0014): ``[{"label", "weight" (None: an
     average member's), "dev_uas" (a fraction, or None), "sentences" (how many it voted on)}]``."""
+    raw_text: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    """The treebank's raw text its cluster and meta-feature members learned from (migration 0015;
+    NULL: the round did not use it): ``{"sentences", "words", "members": [names]}``."""
 
 
 class ExternalParser(Base):

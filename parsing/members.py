@@ -123,3 +123,28 @@ def member_names(requested: str | None = None) -> list[str]:
 def build_member(name: str, **overrides: Any) -> BaseParser:
     """A new, unfitted member parser."""
     return _known()[member_names(name)[0]].build(**overrides)
+
+
+RAW_TEXT_SETTINGS = {"clusters": "cluster_text", "meta": "meta_text"}
+"""A member setting that learns from unlabelled text → the setting naming a file of more of it."""
+
+
+def raw_text_settings(name: str) -> list[str]:
+    """The settings through which member ``name`` reads a raw text file (``cluster_text``,
+    ``meta_text``): empty for members that learn nothing from raw text.
+
+    Examples:
+        >>> raw_text_settings("graph1-brown"), raw_text_settings("graph1-meta"), raw_text_settings("graph1")
+        (['cluster_text'], ['meta_text'], [])
+    """
+    params = _known()[member_names(name)[0]].params
+    return [text for setting, text in RAW_TEXT_SETTINGS.items() if params.get(setting) is not None]
+
+
+def base_member(name: str) -> str | None:
+    """The member that ``name`` differs from only by what it learns from raw text (``graph1`` for
+    ``graph1-brown`` and ``graph1-meta``), or None for a member that learns nothing from it."""
+    if not raw_text_settings(name):
+        return None
+    base = name.rsplit("-", 1)[0]
+    return base if base in MEMBERS else None

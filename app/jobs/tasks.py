@@ -39,6 +39,12 @@ from app.services.preannotate import (
     training_data,
     warm_start_round,
 )
+from app.services.raw_text_rounds import (
+    check_raw_text,
+    raw_text_members,
+    raw_text_params,
+    write_pool_text,
+)
 from app.services.rounds import changed_between, ensemble_trees, finish_round
 from app.services.self_training import automatic_training_trees
 from app.services.sources import split_sentence_ids
@@ -65,8 +71,10 @@ def preannotate(session: DbSession, job: Job, progress: Progress) -> dict[str, A
     default: every unannotated pool sentence), ``self_training`` (settings of
     :func:`app.services.self_training.parse_settings`, or None), ``warm`` (continue the
     members from the newest earlier round's weights where they can), ``externals`` (labels of
-    external parsers voting in the ensemble: :mod:`app.services.external_votes`) and
-    ``score_splits`` (``dev``/``test``: parse their sentences too, for the scoreboard).
+    external parsers voting in the ensemble: :mod:`app.services.external_votes`),
+    ``score_splits`` (``dev``/``test``: parse their sentences too, for the scoreboard) and
+    ``raw_text`` (the cluster and meta-feature members learn from the pool's text:
+    :mod:`app.services.raw_text_rounds`).
     """
     treebank = session.get(Treebank, job.treebank_id)
     user = session.get(User, job.user_id)
@@ -98,6 +106,8 @@ def _preannotate(session: DbSession, job: Job, progress: Progress, treebank: Tre
     method = round_.ensemble or default_method(round_.tags)
     externals = check_voters(session, treebank, params.get("externals") or [], method)
     require_tags(session, targets, round_.tags)  # before hours of training, not after
+    if params.get("raw_text"):
+        check_raw_text(session, treebank, round_.parsers)
     progress("reading training trees", 0.01)
     data = training_data(session, treebank)
     settings = params.get("self_training")
@@ -113,10 +123,20 @@ def _preannotate(session: DbSession, job: Job, progress: Progress, treebank: Tre
     app = current_app._get_current_object()  # type: ignore[attr-defined]
     runner = queue_runner(app, session, job, Path(f"{round_.model_dir}-members"), progress)
     fold_runner = queue_fold_runner(app, session, job, Path(f"{round_.model_dir}-tag-folds"), progress)
-    trained = train_round(round_, data, params=current_app.config.get("MEMBER_PARAMS") or {},
-                          ensemble_params=current_app.config.get("ENSEMBLE_PARAMS") or {}, say=progress,
-                          automatic=automatic, self_training=settings, warm_from=warm_from,
-                          member_runner=runner, fold_runner=fold_runner)
+    member_params = current_app.config.get("MEMBER_PARAMS") or {}
+    text_file = Path(f"{round_.model_dir}-raw-text.txt")
+    try:
+        if params.get("raw_text"):  # the cluster and meta members learn from the pool's text
+            progress("writing the pool's raw text for the cluster and meta-feature members", 0.018)
+            round_.raw_text = {**write_pool_text(session, treebank, text_file),
+                               "members": raw_text_members(round_.parsers)}
+            member_params = raw_text_params(round_.parsers, text_file, member_params)
+        trained = train_round(round_, data, params=member_params,
+                              ensemble_params=current_app.config.get("ENSEMBLE_PARAMS") or {}, say=progress,
+                              automatic=automatic, self_training=settings, warm_from=warm_from,
+                              member_runner=runner, fold_runner=fold_runner)
+    finally:
+        text_file.unlink(missing_ok=True)
     round_.checksums = publish(Path(round_.model_dir), final)
     round_.model_dir = str(final)
     progress(f"round {round_.number} trained", 0.6)
@@ -147,7 +167,7 @@ def _preannotate(session: DbSession, job: Job, progress: Progress, treebank: Tre
             "ensemble": round_.ensemble,
             "weights": round_.weights, "dev_uas": round_.dev_uas,
             "train_sentences": len(data.train), "dev_sentences": len(data.dev),
-            "partial_sentences": data.partial,
+            "partial_sentences": data.partial, "raw_text": round_.raw_text,
             "evaluation": round_.evaluation, "scores": round_.scores,
             "changed_sentences": len(changed), "plugins": plugins,
             "external_voters": round_.external_voters}

@@ -59,6 +59,9 @@ fast members so that ``make run`` is ready in minutes."""
 FAST_MEMBER_PARAMS: dict[str, dict[str, Any]] = {
     "graph1": {"max_iter": 2}, "graph2": {"max_iter": 2}, "neural": {"max_epochs": 2},
     **{name: {"epochs": 2} for name in ("eager", "eager-rtl", "swap", "swap-rtl", "hybrid", "hybrid-rtl")},
+    **{name: {"max_iter": 2}
+       for name in ("graph1-brown", "graph1-context1", "graph1-context2", "graph1-meta")},
+    **{name: {"epochs": 2} for name in ("eager-brown", "eager-context1", "eager-context2")},
 }
 """Cheap settings (``MEMBER_PARAMS``) for tests and quick trials: a few epochs each."""
 

@@ -24,6 +24,7 @@ from sqlalchemy import select
 from app.models import Document, Sentence, Treebank, User
 from app.parser_models import TrainingRound
 from app.services import DbSession, as_utc
+from app.services.raw_text_rounds import RawTextEffect, raw_text_effects
 from app.services.retention import models_pruned
 from app.services.trees import latest_versions
 from parsing.members import MEMBERS
@@ -88,6 +89,11 @@ class RoundRow:
         return [str(name) for name in self.round.parsers]
 
     @property
+    def raw_text_effects(self) -> list[RawTextEffect]:
+        """Each member that learned from the round's raw text beside its base member."""
+        return raw_text_effects(self.round.raw_text, self.round.scores)
+
+    @property
     def models_pruned(self) -> bool:
         """The round's model files are gone (:mod:`app.services.retention`); its record stays."""
         return models_pruned(self.round)
@@ -148,12 +154,20 @@ then ``changed_sentences`` and ``compared_sentences``."""
 def csv_header(rows: Sequence[RoundRow]) -> list[str]:
     """Every column of :func:`rounds_csv` for these rounds."""
     members = [f"{name}_{metric}" for name in scored_members(rows) for metric in ("uas", "las")]
-    return [*CSV_COLUMNS, *members, "changed_sentences", "compared_sentences"]
+    return [*CSV_COLUMNS, *members, "changed_sentences", "compared_sentences",
+            "raw_text_sentences", "raw_text_words", "raw_text_members"]
 
 
 def _warm_cells(warm: dict[str, Any] | None) -> tuple[object, str]:
     """``warm_from_round`` and ``warm_members`` of a round (empty for a cold round)."""
     return ("", "") if warm is None else (warm["from_round"], " ".join(warm["members"]))
+
+
+def _raw_text_cells(raw_text: dict[str, Any] | None) -> tuple[object, object, str]:
+    """``raw_text_sentences``, ``raw_text_words`` and ``raw_text_members`` (empty without raw text)."""
+    if raw_text is None:
+        return "", "", ""
+    return raw_text["sentences"], raw_text["words"], " ".join(raw_text["members"])
 
 
 def rounds_csv(rows: Sequence[RoundRow]) -> str:
@@ -175,6 +189,7 @@ def rounds_csv(rows: Sequence[RoundRow]) -> str:
             _blank(row.score(ENSEMBLE, "uas")), _blank(row.score(ENSEMBLE, "las")),
             *(_blank(row.score(name, metric)) for name in scored_members(rows) for metric in ("uas", "las")),
             _blank(round_.changed_sentences), _blank(round_.compared_sentences),
+            *_raw_text_cells(round_.raw_text),
         ])
     return out.getvalue()
 

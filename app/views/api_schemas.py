@@ -74,6 +74,8 @@ PREANNOTATE: Schema = {"type": "object", "properties": {
         "source": {"type": ["string", "null"]}, "select": {"type": ["string", "null"]},
         "sentences": {"type": ["integer", "string", "null"]}}},
     "warm": {"type": "boolean"},
+    "raw_text": {"type": "boolean",
+                 "description": "the cluster and meta-feature members learn from the pool's text"},
     "externals": {"type": ["array", "null"], "maxItems": 50, "items": {"type": "string", "maxLength": 40},
                   "description": "labels of external parsers voting in the ensemble (a voting method only)"}}}
 

@@ -33,7 +33,7 @@ URL                                    Method  What
                                                → items (yours first; owners: with assignees)
 /api/treebanks/<id>/queue/next         GET     ?after=<sentence id>&filters → {id}
 /api/treebanks/<id>/preannotate        POST    {parsers?, tags?, ensemble?, sentences?,
-                                               self_training?, warm?, externals?} → 202 {job}
+                                               self_training?, warm?, externals?, raw_text?} → 202 {job}
 =====================================  ======  ================================================
 """
 
@@ -55,6 +55,7 @@ from app.services.model_cache import DEFAULT_SIZE, ModelCache
 from app.services.permissions import can
 from app.services.preannotate import DEFAULT_PARSERS
 from app.services.queue import QueueFilter, build_queue, next_in_queue
+from app.services.raw_text_rounds import RawTextError, check_raw_text
 from app.services.reparse import NoModels, ReparseError, read_constraints, read_previous, reparse
 from app.services.self_training import SettingsError, parse_settings
 from app.services.token_columns import imported_columns, known_values
@@ -302,12 +303,19 @@ def preannotate(treebank_id: int) -> JsonResponse:
     except SettingsError as error:
         raise InputError(f"self_training.{error.field}".rstrip("."), error.problem) from None
     warm = body.get("warm", False)
+    raw_text = body.get("raw_text", False)
+    if raw_text:
+        try:
+            check_raw_text(db.session, treebank, parsers)
+        except RawTextError as error:
+            raise InputError("raw_text", str(error)) from None
     try:
         externals = check_voters(db.session, treebank, body.get("externals") or [], ensemble)
     except VoterError as error:
         raise InputError("externals", str(error)) from None
     params: dict[str, Any] = {"parsers": parsers, "tags": tags, "ensemble": ensemble,
-                              "self_training": self_training, "warm": warm, "externals": externals}
+                              "self_training": self_training, "warm": warm, "externals": externals,
+                              "raw_text": raw_text}
     if body.get("sentences"):
         params["sentences"] = body["sentences"]
     try:

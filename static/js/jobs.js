@@ -102,8 +102,10 @@ export function startJobs(form, box) {
     };
     submit.disabled = true;
     const warm = form.querySelector('input[name="warm"]').checked;
+    const rawText = form.querySelector('input[name="raw_text"]')?.checked ?? false;
     const externals = [...form.querySelectorAll('input[name="externals"]:checked')].map((i) => i.value);
-    const payload = { parsers: parsers.join(","), tags, ensemble, self_training: selfTraining, warm, externals };
+    const payload = { parsers: parsers.join(","), tags, ensemble, self_training: selfTraining, warm, externals,
+      raw_text: rawText };
     const { ok, body } = await api(form.dataset.url, { method: "POST", body: payload });
     if (!ok) { fail(body.error); submit.disabled = false; return; }
     follow(body.job);
