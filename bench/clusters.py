@@ -37,6 +37,8 @@ import tempfile  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+from ud_files import UD, split_files  # noqa: E402
+
 from parsing.clusters.corpus import read_text, sentence_words  # noqa: E402
 from parsing.clusters.recipes import ClusterSpec  # noqa: E402
 from parsing.conllu_io import load_sentences  # noqa: E402
@@ -47,17 +49,9 @@ from parsing.scorer.metrics import evaluate  # noqa: E402
 from parsing.types import Parse, Sentence  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-UD = Path(os.environ.get("ARCVOTE_UD_ROOT") or REPO.parent / "shared" / "ud")
 CLUSTERINGS = {"brown": "brown", "context1": "context:seed=1", "context2": "context:seed=2"}
 """Member-name suffix → clustering spec (the variants of :data:`parsing.members.CLUSTER_MEMBERS`)."""
 
-
-def split_files(treebank: Path) -> tuple[Path, Path | None, Path]:
-    """(train, dev or None, test) of a UD treebank folder."""
-    train = next(treebank.glob("*-ud-train.conllu"))
-    dev = next(treebank.glob("*-ud-dev.conllu"), None)
-    test = next(treebank.glob("*-ud-test.conllu"))
-    return train, dev, test
 
 
 def learn_lexicons(words: list[list[str]], n_clusters: int, out: Path) -> dict[str, tuple[Path, float]]:
@@ -112,8 +106,8 @@ def run(treebank: Path, mode: str, bases: list[str], args: argparse.Namespace,
     control = [[bundle.parsers[base], *(seeded[k].parsers[base] for k in seeded)] for base in bases]
     for base in bases:  # the seed spread: how far a member moves without any change of features
         for seed, models in seeded.items():
-            parses = models.parsers[base].predict(prepared)
-            results.append({**row, "parser": f"{base}@seed{seed}", **score(test, parses)})
+            seed_parses = models.parsers[base].predict(prepared)
+            results.append({**row, "parser": f"{base}@seed{seed}", **score(test, seed_parses)})
     ensembles = {"vote(clusters)": ArcVoting.from_fitted([bundle.parsers[n] for n in names]),
                  "vote(seeds)": ArcVoting.from_fitted([p for same in control for p in same])}
     if "graph1" in bases:

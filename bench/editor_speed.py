@@ -46,6 +46,7 @@ def seed(user_id: int, sentence_id: int) -> None:
     from app.models import User
 
     user = db.session.get(User, user_id)
+    assert user is not None
     gold = latest_versions(db.session, [sentence_id], "gold")[sentence_id]
     rng = random.Random(0)
     for name in MEMBERS:

@@ -27,6 +27,8 @@ import tempfile  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+from ud_files import split_files  # noqa: E402
+
 from parsing.conllu_io import load_sentences  # noqa: E402
 from parsing.members import member_names  # noqa: E402
 from parsing.pipeline import load_models, train_models  # noqa: E402
@@ -36,13 +38,6 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 PEER_PYTHON = REPO.parent / "peer" / "bin" / "python"
 
-
-def split_files(treebank: Path) -> tuple[Path, Path | None, Path]:
-    """(train, dev or None, test) of a UD treebank folder."""
-    train = next(treebank.glob("*-ud-train.conllu"))
-    dev = next(treebank.glob("*-ud-dev.conllu"), None)
-    test = next(treebank.glob("*-ud-test.conllu"))
-    return train, dev, test
 
 
 def start_peer(treebank: Path, mode: str, out_dir: Path) -> subprocess.Popen[str] | None:

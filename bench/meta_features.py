@@ -35,20 +35,14 @@ import tempfile  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+from ud_files import UD, split_files  # noqa: E402
+
 from parsing.conllu_io import format_conllu, read_conllu, to_sentence  # noqa: E402
 from parsing.members import build_member  # noqa: E402
 from parsing.scorer.metrics import evaluate  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-UD = Path(os.environ.get("ARCVOTE_UD_ROOT") or REPO.parent / "shared" / "ud")
 
-
-def split_files(treebank: Path) -> tuple[Path, Path | None, Path]:
-    """(train, dev or None, test) of a UD treebank folder."""
-    train = next(treebank.glob("*-ud-train.conllu"))
-    dev = next(treebank.glob("*-ud-dev.conllu"), None)
-    test = next(treebank.glob("*-ud-test.conllu"))
-    return train, dev, test
 
 
 def run(treebank: Path, args: argparse.Namespace, work: Path) -> list[dict[str, object]]:

@@ -16,6 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from flask import Flask
+from flask.testing import FlaskClient
 from sqlalchemy import func, select
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -39,7 +41,7 @@ def timed(client, url: str, n: int) -> list[float]:  # type: ignore[no-untyped-d
     return times
 
 
-def signed_in_client(app):  # type: ignore[no-untyped-def]
+def signed_in_client(app: Flask) -> FlaskClient:
     """A test client signed in as the bench user (CSRF off: the bench posts the form plainly)."""
     app.config["WTF_CSRF_ENABLED"] = False
     client = app.test_client()
@@ -47,7 +49,7 @@ def signed_in_client(app):  # type: ignore[no-untyped-def]
     return client
 
 
-def print_timings(client, pages: dict[str, str], n: int, database_uri: str) -> None:  # type: ignore[no-untyped-def]
+def print_timings(client: FlaskClient, pages: dict[str, str], n: int, database_uri: str) -> None:
     """A Markdown table of median and p90 milliseconds for each page (``label: url``)."""
     print(f"database: {database_uri.split(':')[0]}, n={n}")
     print("| request | median ms | p90 ms |")
