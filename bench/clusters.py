@@ -149,6 +149,33 @@ def table(rows: list[dict[str, object]]) -> str:
     return "\n".join(lines)
 
 
+def summary(rows: list[dict[str, object]]) -> str:
+    """Markdown table, one line per treebank, tags and setting: the mean LAS change of the cluster
+    members over their base member, and of the cluster ensembles over their seed-only controls."""
+    groups: dict[tuple[object, ...], dict[str, float]] = {}
+    for r in rows:
+        value = float(r["LAS"])  # type: ignore[arg-type]
+        groups.setdefault((r["treebank"], r["tags"], r["setting"]), {})[str(r["parser"])] = value
+    lines = ["| treebank | tags | setting | graph1 | graph1-* − graph1 | eager | eager-* − eager "
+             "| score-sum clusters − seeds | vote clusters − seeds |",
+             "|---|---|---|---|---|---|---|---|---|"]
+
+    def gain(las: dict[str, float], base: str) -> str:
+        variants = [las[f"{base}-{suffix}"] - las[base] for suffix in CLUSTERINGS
+                    if base in las and f"{base}-{suffix}" in las]
+        return f"{sum(variants) / len(variants):+.2f}" if variants else "—"
+
+    def versus(las: dict[str, float], ensemble: str) -> str:
+        ours, control = las.get(ensemble), las.get(ensemble.replace("clusters)", "seeds)"))
+        return "—" if ours is None or control is None else f"{ours - control:+.2f}"
+
+    for (treebank, tags, setting), las in groups.items():
+        lines.append(f"| {treebank} | {tags} | {setting} | {las.get('graph1', '—')} | {gain(las, 'graph1')} "
+                     f"| {las.get('eager', '—')} | {gain(las, 'eager')} "
+                     f"| {versus(las, 'score-sum(graph1 clusters)')} | {versus(las, 'vote(clusters)')} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     """Run the benchmark; see the module docstring."""
     parser = argparse.ArgumentParser(description=__doc__,
@@ -162,7 +189,13 @@ def main() -> None:
     parser.add_argument("--low-resource", type=int, default=0, metavar="N",
                         help="train on the first N trees; the rest of train is raw text")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "out" / "clusters.jsonl")
+    parser.add_argument("--report", action="store_true", help="only print the tables of --out's results")
     args = parser.parse_args()
+    if args.report:
+        text = args.out.read_text(encoding="utf-8")
+        done = [json.loads(line) for line in text.splitlines() if line.strip()]
+        print(table(done), summary(done), sep="\n\n")
+        return
     bases = [b.strip() for b in args.members.split(",") if b.strip()]
     rows: list[dict[str, object]] = []
     args.out.parent.mkdir(parents=True, exist_ok=True)

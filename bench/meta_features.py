@@ -1,6 +1,6 @@
 """Meta features (Chen, Zhang & Zhang 2013) beside their baseline, per treebank.
 
-For each treebank (gold tags): train ``graph1`` and ``graph1-meta``
+For each treebank (gold tags, or ``--tags predicted``): train ``graph1`` and ``graph1-meta``
 (:data:`parsing.members.META_MEMBERS`: a baseline graph1 parses the unlabelled text, the base
 features on its arcs are ranked into High/Middle/Low/Other, then graph1 is retrained with base +
 meta features) on the training trees, parse test and score it (CoNLL 2018 conventions as in
@@ -40,6 +40,7 @@ from ud_files import UD, split_files  # noqa: E402
 from parsing.conllu_io import format_conllu, read_conllu, to_sentence  # noqa: E402
 from parsing.members import build_member  # noqa: E402
 from parsing.scorer.metrics import evaluate  # noqa: E402
+from parsing.tagger.training import train_tagger  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -54,11 +55,17 @@ def run(treebank: Path, args: argparse.Namespace, work: Path) -> list[dict[str, 
     n = args.low_resource or len(raw_train)
     train, rest = [to_sentence(s) for s in raw_train[:n]], raw_train[n:]
     text = None
-    if rest:
+    if rest and args.tags == "gold":  # the unlabelled sentences with their gold tags
         text = work / f"{treebank.name}-unlabelled.conllu"
         text.write_text(format_conllu(rest), encoding="utf-8")
+    elif rest:  # raw text: the recipe tags it with a tagger trained on the training trees
+        text = work / f"{treebank.name}-unlabelled.txt"
+        text.write_text("".join(" ".join(to_sentence(s).forms[1:]) + "\n" for s in rest), encoding="utf-8")
+    if args.tags == "predicted":  # jackknifed training tags, tagged dev and test
+        tagger, (train,), dev = train_tagger(train, dev)
+        test = tagger.tag_for_parsing(test)
     setting = f"low-{args.low_resource}" if args.low_resource else "full"
-    row = {"treebank": treebank.name, "tags": "gold", "setting": setting, "train_trees": len(train),
+    row = {"treebank": treebank.name, "tags": args.tags, "setting": setting, "train_trees": len(train),
            "unlabelled_sentences": len(train) + len(rest), "meta": args.meta}
     results: list[dict[str, object]] = []
     for seed in range(args.seeds + 1):
@@ -83,17 +90,17 @@ def table(rows: list[dict[str, object]]) -> str:
     groups: dict[tuple[object, ...], dict[str, list[tuple[float, float]]]] = {}
     for r in rows:
         member = str(r["parser"]).split("@")[0]
-        group = groups.setdefault((r["treebank"], r["setting"], r["meta"]), {})
+        group = groups.setdefault((r["treebank"], r.get("tags", "gold"), r["setting"], r["meta"]), {})
         group.setdefault(member, []).append((float(r["UAS"]), float(r["LAS"])))  # type: ignore[arg-type]
-    lines = ["| treebank | setting | meta spec | parser | seeds | UAS seed 0 | LAS seed 0 "
+    lines = ["| treebank | tags | setting | meta spec | parser | seeds | UAS seed 0 | LAS seed 0 "
              "| LAS mean (min-max) | UAS mean | mean LAS - graph1 |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
-    for (treebank, setting, spec), members in sorted(groups.items(), key=lambda g: str(g[0])):
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for (treebank, tags, setting, spec), members in sorted(groups.items(), key=lambda g: str(g[0])):
         base = statistics.mean(las for _, las in members.get("graph1", [(0.0, 0.0)]))
         for member, scores in members.items():
             las = [s[1] for s in scores]
             uas = statistics.mean(s[0] for s in scores)
-            lines.append(f"| {treebank} | {setting} | {spec} | {member} | {len(scores)} "
+            lines.append(f"| {treebank} | {tags} | {setting} | {spec} | {member} | {len(scores)} "
                          f"| {scores[0][0]} | {scores[0][1]} "
                          f"| {statistics.mean(las):.2f} ({min(las)}-{max(las)}) | {uas:.2f} "
                          f"| {statistics.mean(las) - base:+.2f} |")
@@ -108,6 +115,8 @@ def main() -> None:
                         help="comma-separated folder names")
     parser.add_argument("--meta", default="auto",
                         help="the meta spec (parsing.meta.recipe), e.g. auto:min_count=1")
+    parser.add_argument("--tags", choices=["gold", "predicted"], default="gold",
+                        help="predicted: our tagger's tags (jackknifed on train); the recipe tags the text")
     parser.add_argument("--seeds", type=int, default=3, help="also retrain both members at seeds 1..N")
     parser.add_argument("--low-resource", type=int, default=0, metavar="N",
                         help="train on the first N trees; the rest of train is unlabelled text")
