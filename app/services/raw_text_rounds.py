@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.models import Treebank
+from sqlalchemy import func, select
+
+from app.models import Document, Sentence, Treebank
 from app.services import DbSession
 from app.services.parsing_adapter import load_sentences
 from app.services.sources import split_sentence_ids
@@ -36,6 +38,12 @@ def raw_text_members(parsers: Sequence[str]) -> list[str]:
     return [name for name in parsers if raw_text_settings(name)]
 
 
+def pool_size(session: DbSession, treebank: Treebank) -> int:
+    """How many pool sentences (with words) the treebank has: its raw text, in sentences."""
+    return int(session.scalar(select(func.count()).select_from(Sentence).join(Document).where(
+        Document.treebank_id == treebank.id, Document.split == "pool", Sentence.n_words > 0)) or 0)
+
+
 def check_raw_text(session: DbSession, treebank: Treebank, parsers: Sequence[str]) -> None:
     """Refuse a raw-text round that could not use any.
 
@@ -45,7 +53,7 @@ def check_raw_text(session: DbSession, treebank: Treebank, parsers: Sequence[str
     if not raw_text_members(parsers):
         raise RawTextError("none of the chosen parsers learns from raw text: add a cluster member "
                            "(graph1-brown, graph1-context1, eager-brown, ...) or graph1-meta")
-    if not split_sentence_ids(session, treebank, "pool"):
+    if not pool_size(session, treebank):
         raise RawTextError("this treebank has no raw text: import sentences without trees into its "
                            "pool first")
 

@@ -24,6 +24,7 @@ from app.services.queue import (
     queue_page_arg,
     treebank_upos_and_relations,
 )
+from app.services.raw_text_rounds import pool_size
 from app.services.reparse import treebank_can_reparse
 from app.services.sources import split_sentence_ids
 from app.services.tag_checks import pool_has_untagged
@@ -97,7 +98,7 @@ def queue(treebank_id: int) -> str:
         upos=upos,
         relations=relations, members=list(MEMBERS), default_parsers=DEFAULT_PARSERS,
         raw_text_members=[(name, spec.summary) for name, spec in {**CLUSTER_MEMBERS, **META_MEMBERS}.items()],
-        pool_size=len(split_sentence_ids(db.session, treebank, "pool")),
+        pool_size=pool_size(db.session, treebank),
         editor_args=spec.to_args() | ({"page": str(paging.page)} if paging.page > 1 else {}),
         methods=[(name, spec.summary) for name, spec in METHODS.items()], default_methods=DEFAULT_METHODS,
         last_job=last_job.to_dict() if last_job else None,
