@@ -155,7 +155,8 @@ def summary(rows: list[dict[str, object]]) -> str:
     groups: dict[tuple[object, ...], dict[str, float]] = {}
     for r in rows:
         value = float(r["LAS"])  # type: ignore[arg-type]
-        groups.setdefault((r["treebank"], r["tags"], r["setting"]), {})[str(r["parser"])] = value
+        label = f"{r['setting']} C={r.get('n_clusters')}"
+        groups.setdefault((r["treebank"], r["tags"], label), {})[str(r["parser"])] = value
     lines = ["| treebank | tags | setting | graph1 | graph1-* − graph1 | eager | eager-* − eager "
              "| score-sum clusters − seeds | vote clusters − seeds |",
              "|---|---|---|---|---|---|---|---|---|"]
