@@ -81,8 +81,9 @@ def run(treebank: Path, mode: str, bases: list[str], args: argparse.Namespace,
     raw = train[args.low_resource:] if args.low_resource else []
     train = train[: args.low_resource] if args.low_resource else train
     words = sentence_words(train) + sentence_words(raw) + [s for f in args.text for s in read_text(f)]
-    setting = f"low-{args.low_resource}" if args.low_resource else "full"
+    setting = (f"low-{args.low_resource}" if args.low_resource else "full") + ("+text" if args.text else "")
     row = {"treebank": treebank.name, "tags": mode, "setting": setting, "train_trees": len(train),
+           "text": [path.name for path in args.text],
            "unlabelled_words": sum(len(s) for s in words), "n_clusters": args.n_clusters}
     model_dir = work / f"{treebank.name}-{mode}-{setting}"
     (model_dir / "lexicons").mkdir(parents=True, exist_ok=True)

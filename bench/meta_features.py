@@ -55,18 +55,21 @@ def run(treebank: Path, args: argparse.Namespace, work: Path) -> list[dict[str, 
     n = args.low_resource or len(raw_train)
     train, rest = [to_sentence(s) for s in raw_train[:n]], raw_train[n:]
     text = None
-    if rest and args.tags == "gold":  # the unlabelled sentences with their gold tags
+    more_text = "".join(path.read_text(encoding="utf-8") for path in args.text)
+    if rest and args.tags == "gold" and not more_text:  # the unlabelled sentences with their gold tags
         text = work / f"{treebank.name}-unlabelled.conllu"
         text.write_text(format_conllu(rest), encoding="utf-8")
-    elif rest:  # raw text: the recipe tags it with a tagger trained on the training trees
+    elif rest or more_text:  # raw text: the recipe tags it with a tagger trained on the training trees
         text = work / f"{treebank.name}-unlabelled.txt"
-        text.write_text("".join(" ".join(to_sentence(s).forms[1:]) + "\n" for s in rest), encoding="utf-8")
+        lines = "".join(" ".join(to_sentence(s).forms[1:]) + "\n" for s in rest)
+        text.write_text(lines + more_text, encoding="utf-8")
     if args.tags == "predicted":  # jackknifed training tags, tagged dev and test
         tagger, (train,), dev = train_tagger(train, dev)
         test = tagger.tag_for_parsing(test)
-    setting = f"low-{args.low_resource}" if args.low_resource else "full"
+    setting = (f"low-{args.low_resource}" if args.low_resource else "full") + ("+text" if args.text else "")
     row = {"treebank": treebank.name, "tags": args.tags, "setting": setting, "train_trees": len(train),
-           "unlabelled_sentences": len(train) + len(rest), "meta": args.meta}
+           "text": [path.name for path in args.text],
+           "unlabelled_sentences": len(train) + len(rest) + more_text.count("\n"), "meta": args.meta}
     results: list[dict[str, object]] = []
     for seed in range(args.seeds + 1):
         for name in ("graph1", "graph1-meta"):
@@ -117,6 +120,8 @@ def main() -> None:
                         help="the meta spec (parsing.meta.recipe), e.g. auto:min_count=1")
     parser.add_argument("--tags", choices=["gold", "predicted"], default="gold",
                         help="predicted: our tagger's tags (jackknifed on train); the recipe tags the text")
+    parser.add_argument("--text", action="append", default=[], type=Path,
+                        help="a raw text file (a tokenized sentence a line) to learn from too (repeatable)")
     parser.add_argument("--seeds", type=int, default=3, help="also retrain both members at seeds 1..N")
     parser.add_argument("--low-resource", type=int, default=0, metavar="N",
                         help="train on the first N trees; the rest of train is unlabelled text")
