@@ -153,4 +153,3 @@ def test_report_table_gives_the_training_speed_up_against_one_worker_of_the_same
                        tagger_fit_workers={"full": "vm:1", "seed0-fold0": "vm:2", "seed0-fold1": "vm:1"})
     last = report_table([predicted]).splitlines()[-1].strip("|").split("|")
     assert last[fits].strip() == "30.2 / 16.5 (2)"
-
