@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 from parsing.base import BaseParser
 from parsing.members import build_member
 from parsing.persist import ModelFormatError, load_model
+from parsing.runners import in_processes, sequential
 from parsing.types import Sentence
 
 Fitted = tuple[str, float, bool]
@@ -72,16 +72,10 @@ def fit_member(job: MemberJob) -> Fitted:
     return job.name, time.perf_counter() - started, continued
 
 
-def in_order(jobs: Sequence[MemberJob]) -> Iterator[Fitted]:
-    """The default runner: fit the members one after another in this process."""
-    for job in jobs:
-        yield fit_member(job)
+in_order: MemberRunner = sequential(fit_member)
+"""The default runner: fit the members one after another in this process."""
 
 
 def pool_runner(processes: int) -> MemberRunner:
     """A runner fitting up to ``processes`` members at once in local processes."""
-    def run(jobs: Sequence[MemberJob]) -> Iterator[Fitted]:
-        with ProcessPoolExecutor(max_workers=processes) as pool:
-            for future in [pool.submit(fit_member, job) for job in jobs]:
-                yield future.result()
-    return run
+    return in_processes(fit_member, processes)

@@ -13,7 +13,6 @@ Whichever runs them, the training tags come out the same.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from parsing.jackknife import fold_assignment
+from parsing.runners import in_processes, sequential
 from parsing.tagger.model import Tagger
 from parsing.types import Sentence
 
@@ -100,17 +100,10 @@ def assemble_views(train: Sequence[Sentence], tagged: Mapping[str, list[Sentence
     return views
 
 
-def in_order(jobs: Sequence[TagFoldJob]) -> Iterator[TaggedFold]:
-    """The default runner: one job after another in this process."""
-    for job in jobs:
-        yield run_tag_fold(job)
+in_order: FoldRunner = sequential(run_tag_fold)
+"""The default runner: one job after another in this process."""
 
 
 def pool_runner(processes: int) -> FoldRunner:
     """A runner doing up to ``processes`` jobs at once in local processes."""
-    def run(jobs: Sequence[TagFoldJob]) -> Iterator[TaggedFold]:
-        with ProcessPoolExecutor(max_workers=processes) as pool:
-            for future in [pool.submit(run_tag_fold, job) for job in jobs]:
-                yield future.result()
-    return run
-
+    return in_processes(run_tag_fold, processes)
