@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,8 @@ VARIANTS: tuple[tuple[str, str, bool, str, float | None], ...] = (
     ("worst-first+confirm+accept0.9", "worst-first", True, "passed", 0.9),
     ("left-to-right", "left-to-right", True, "none", None),
     ("left-to-right+confirm", "left-to-right", True, "passed", None),
+    ("top-down", "top-down", True, "none", None),
+    ("top-down+confirm", "top-down", True, "passed", None),
 )
 """(name, policy, interactive, confirm, accept_share) of each run."""
 
@@ -60,14 +63,18 @@ def model_dir(models: Path, treebank: str, parsers: list[str]) -> Path:
     return folder
 
 
-def run(treebanks: list[str], parsers: list[str], models: Path, out: Path) -> None:
-    """Every variant on every treebank, one JSON line each (appended to ``out``)."""
+def run(treebanks: list[str], parsers: list[str], models: Path, out: Path,
+        variants: Sequence[str] | None = None) -> None:
+    """Every variant (or those named in ``variants``) on every treebank, one JSON line each
+    (appended to ``out``)."""
     out.parent.mkdir(parents=True, exist_ok=True)
     for treebank in treebanks:
         folder = model_dir(models, treebank, parsers)
         bundle = load_models(folder)
         gold = load_sentences(next((UD / treebank).glob("*-ud-dev.conllu")))
         for name, policy, interactive, confirm, accept in VARIANTS:
+            if variants is not None and name not in variants:
+                continue
             started = time.perf_counter()
             result = simulate_edits(bundle, gold, policy=policy, interactive=interactive, confirm=confirm,
                                     accept_share=accept)
@@ -119,13 +126,19 @@ def main() -> None:
     parser.add_argument("--parsers", default="graph1,eager,hybrid")
     parser.add_argument("--models", type=Path, default=Path("bench/out/simulate_edits_models"))
     parser.add_argument("--out", type=Path, default=Path("bench/out/simulate_edits.jsonl"))
+    parser.add_argument("--variants", help="comma-separated variants to run (default: all): "
+                        + ", ".join(name for name, *_ in VARIANTS))
     parser.add_argument("--report", type=Path, help="print the table of a results file and stop")
     args = parser.parse_args()
+    chosen = None if args.variants is None else args.variants.split(",")
+    unknown = sorted(set(chosen or ()) - {name for name, *_ in VARIANTS})
+    if unknown:
+        parser.error(f"unknown variants: {', '.join(unknown)}")
     if args.report:
         print(report(args.report))
         return
     with threadpool_limits(limits=1):
-        run(args.treebanks.split(","), args.parsers.split(","), args.models, args.out)
+        run(args.treebanks.split(","), args.parsers.split(","), args.models, args.out, chosen)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["as_heads", "find_cycle", "is_projective", "is_tree", "tree_score"]
+__all__ = ["as_heads", "depths", "find_cycle", "is_projective", "is_tree", "reverse_heads", "tree_score"]
 
 
 def as_heads(heads: ArrayLike) -> NDArray[np.intp]:
@@ -128,3 +128,30 @@ def reverse_heads(heads: NDArray[np.intp]) -> NDArray[np.intp]:
     n = len(heads) - 1
     flipped = heads[:0:-1]
     return np.concatenate(([-1], np.where(flipped > 0, n + 1 - flipped, flipped))).astype(np.intp)
+
+
+def depths(heads: ArrayLike) -> NDArray[np.intp]:
+    """Each word's distance from ROOT, shape ``(n+1,)``; ``depths[0] == 0``, and ``-1`` for a word
+    whose head chain never reaches ROOT (it runs into a cycle or a head outside ``0..n``, as in
+    a tree half edited by hand).
+
+    Examples:
+        >>> depths([-1, 2, 0, 2]).tolist()   # 2 is the root word, 1 and 3 hang from it
+        [0, 2, 1, 2]
+        >>> depths([-1, 0, 3, 2]).tolist()   # 2 and 3 head each other
+        [0, 1, -1, -1]
+    """
+    head_list = as_heads(heads).tolist()
+    size = len(head_list)
+    depth = [0] + [-2] * (size - 1)  # -2: not yet known; -1: never reaches ROOT
+    for start in range(1, size):
+        path: list[int] = []
+        node = start
+        while 0 <= node < size and depth[node] == -2:
+            depth[node] = -3  # on the current path
+            path.append(node)
+            node = head_list[node]
+        base = depth[node] if 0 <= node < size and depth[node] >= 0 else -1
+        for offset, word in enumerate(reversed(path), start=1):
+            depth[word] = base + offset if base >= 0 else -1
+    return np.array(depth, dtype=np.intp)

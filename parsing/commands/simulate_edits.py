@@ -1,7 +1,7 @@
 """``simulate-edits``: how many edits an oracle annotator needs, with and without re-parsing.
 
     python -m parsing simulate-edits --model MODEL_DIR --input GOLD.conllu \\
-        --policy worst-first|left-to-right [--interactive] [--confirm none|passed] \\
+        --policy worst-first|left-to-right|top-down [--interactive] [--confirm none|passed] \\
         [--accept-share SHARE] --out RESULT.json
 
 RESULT.json: ``{"sentences", "words", "edits", "edits_per_100_words", "wrong_arcs_before"}``
@@ -35,7 +35,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     sim.add_argument("--model", required=True, type=Path, help="model directory trained with --ensemble")
     sim.add_argument("--input", required=True, type=Path, help="CoNLL-U with gold trees")
     sim.add_argument("--policy", required=True, choices=POLICIES,
-                     help="worst-first: lowest vote share first; left-to-right: leftmost first")
+                     help="worst-first: lowest vote share first; left-to-right: leftmost first; "
+                          "top-down: the root word first, then by depth")
     sim.add_argument("--interactive", action="store_true",
                      help="re-parse under the fixed arcs after each edit (constrained ensemble)")
     sim.add_argument("--confirm", choices=CONFIRM, default="none",

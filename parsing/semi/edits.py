@@ -8,6 +8,9 @@ annotator reads the words in the policy's order and fixes the first wrong one:
 * ``worst-first``: by the vote share of each word's head, lowest first (the share of the
   ensemble members' weight behind the current tree's head, as the annotator's screen shows
   it, :func:`parsing.ensemble.voting.vote_share`; ties to the leftmost).
+* ``top-down``: by depth in the current tree, the root word first, then its dependents, and so
+  on (ties to the leftmost), as an annotator who checks the sentence's skeleton before its
+  details reads it: a fixed attachment high in the tree is a constraint on every word below it.
 
 Without ``interactive`` the other arcs never change, so the edits equal the wrong arcs. With
 it, the sentence is re-parsed after each edit under every arc fixed (or confirmed) so far
@@ -21,7 +24,8 @@ Confirmations (``confirm="passed"``) model what the editor lets a person do: acc
 ("a") makes it a human arc, a constraint, without being an edit. A person who reads in the
 policy's order and fixes a word has looked at every word before it in that order and found
 it right, so those words are confirmed first (left to right: every word left of the fixed
-one; worst first: every word whose share is below the fixed word's). With ``accept_share``
+one; worst first: every word whose share is below the fixed word's; top down: every word
+above the fixed one and left of it at its depth). With ``accept_share``
 the annotator also accepts, before each edit, every right word whose share is at least that
 value. A confirmed or fixed arc never changes again; confirmations are counted apart from
 edits (``confirmations``) and never count as edits.
@@ -48,11 +52,12 @@ from parsing.constraints import Constraints
 from parsing.ensemble.base import stack_heads
 from parsing.ensemble.voting import ensemble_vote_weights, vote_share
 from parsing.pipeline import ModelBundle
+from parsing.trees import depths
 from parsing.types import Parse, Sentence
 
 __all__ = ["CONFIRM", "POLICIES", "EditState", "run_edits", "simulate_edits", "wrong_words"]
 
-POLICIES = ("worst-first", "left-to-right")
+POLICIES = ("worst-first", "left-to-right", "top-down")
 CONFIRM = ("none", "passed")
 """``none``: only fixed arcs are constraints; ``passed``: the words read before a fixed one
 are confirmed (module docstring)."""
@@ -110,6 +115,9 @@ class EditState:
         words = list(range(1, len(self.gold) + 1))
         if policy == "left-to-right":
             return words
+        if policy == "top-down":
+            depth = depths(self.tree.heads)  # -1: cut off from ROOT by a hand-made cycle; read last
+            return sorted(words, key=lambda d: (int(depth[d]) if depth[d] >= 0 else len(words) + 1, d))
         share = self.shares(weights)
         return sorted(words, key=lambda d: (float(share[d]), d))
 

@@ -11,6 +11,7 @@ from parsing.cli import main
 from parsing.conllu_io import format_conllu, load_sentences, read_conllu
 from parsing.pipeline import load_models, train_models
 from parsing.semi.edits import EditState, run_edits
+from parsing.trees import depths
 from parsing.types import Parse
 
 KEYS = {"sentences", "words", "edits", "edits_per_100_words", "wrong_arcs_before"}
@@ -37,7 +38,7 @@ def _run(tiny: dict[str, Path], out: Path, policy: str, *extra: str) -> dict[str
     return result
 
 
-@pytest.mark.parametrize("policy", ["worst-first", "left-to-right"])
+@pytest.mark.parametrize("policy", ["worst-first", "left-to-right", "top-down"])
 def test_interactive_needs_no_more_edits_than_fixing_each_arc(
     tiny: dict[str, Path], tmp_path: Path, policy: str
 ) -> None:
@@ -75,7 +76,7 @@ def test_unknown_policy_is_refused(tiny: dict[str, Path], tmp_path: Path) -> Non
 NEW_KEYS = {"confirmations", "label_only_edits", "reparse_fixed", "reparse_broke"}
 
 
-@pytest.mark.parametrize("policy", ["worst-first", "left-to-right"])
+@pytest.mark.parametrize("policy", ["worst-first", "left-to-right", "top-down"])
 def test_confirmations_are_reported_apart_and_never_count_as_edits(
     tiny: dict[str, Path], tmp_path: Path, policy: str
 ) -> None:
@@ -95,7 +96,7 @@ def test_confirmations_are_reported_apart_and_never_count_as_edits(
                              - live["reparse_fixed"])
 
 
-@pytest.mark.parametrize("policy", ["worst-first", "left-to-right"])
+@pytest.mark.parametrize("policy", ["worst-first", "left-to-right", "top-down"])
 @pytest.mark.parametrize("confirm", ["none", "passed"])
 def test_human_arcs_never_change_and_every_final_tree_is_gold(
     tiny: dict[str, Path], policy: str, confirm: str
@@ -180,3 +181,21 @@ def test_accepting_by_vote_share_confirms_only_right_words_above_it(tiny: dict[s
     # every right word of share >= 0.9 is accepted; word 1 (share 1/2) and word 5 (wrong) are not
     assert state.confirmed == set(range(3, len(sentence) + 1)) - {5}
     assert state.edits == 1 and state.confirmations == len(sentence) - 3
+
+
+def test_top_down_reads_the_shown_tree_by_depth_and_confirms_the_words_above(tiny: dict[str, Path]) -> None:
+    sentence = next(s for s in load_sentences(tiny["dev"]) if len(s) >= 6)
+    depth = depths(sentence.heads)
+    deepest = max(range(1, len(sentence) + 1), key=lambda d: (int(depth[d]), d))
+    labels = list(sentence.deprels)
+    labels[deepest] = "wrong-label"  # the only wrong word, at the greatest depth
+    shown = Parse(sentence.heads.copy(), labels)
+    state = EditState(sentence, shown, [shown])
+    order = state.reading_order("top-down", [1.0])
+    assert sorted(order) == list(range(1, len(sentence) + 1))
+    assert [int(depth[d]) for d in order] == sorted(int(depth[d]) for d in order)
+    assert order[0] == next(d for d in range(1, len(sentence) + 1) if sentence.heads[d] == 0)
+    assert state.step("top-down", [1.0], confirm="passed")
+    assert state.fixed == {deepest: int(sentence.heads[deepest])}
+    assert state.confirmed == set(order[: order.index(deepest)])
+    assert not state.step("top-down", [1.0], confirm="passed")
