@@ -12,6 +12,7 @@
 
 import { api } from "./api.js";
 import { bindKeys } from "./editor-keys.js";
+import { rememberNextOrder, storedNextOrder, wordsAfter } from "./next-order.js";
 import { humanWords, rememberReparse, reparseEnabled, reparseStep, warmReparse } from "./reparse.js";
 import {
   agreement, cloneColumns, columnWords, History, membersAgree, sameTree, suggestLabel, validate,
@@ -37,6 +38,7 @@ class Editor {
       view: localStorage.getItem("arcvote.view") ?? "multiples", overlay: new Set(data.members.map((m) => m.name)),
       errors: [], errorWords: new Set(), message: null, conflict: null, zoom: storedZoom(), scale: 1,
       human: humanWords(data), reparsed: new Set(), reparseOn: Boolean(urls.reparse) && reparseEnabled(),
+      nextOrder: storedNextOrder(),
       columns: cloneColumns(data.current.columns), warnings: data.warnings ?? [], known: null,
     };
     this.step = 0;
@@ -182,11 +184,10 @@ class Editor {
     toggle.checked = this.S.reparseOn;
   }
 
+  /** Select the next disputed word not yet reviewed, in the toolbar's order (next-order.js). */
   nextDisputed() {
     const S = this.S;
-    const n = S.words.length;
-    for (let step = 1; step <= n; step += 1) {
-      const word = ((S.selected - 1 + step) % n) + 1;
+    for (const word of wordsAfter(S.nextOrder, S.heads, S.selected)) {
       const disputed = !membersAgree(S.members, word) || agreement(S.members, word, S.heads[word - 1]) !== "agree";
       if (!S.reviewed.has(word) && disputed) { this.select(word); return; }
     }
@@ -367,6 +368,9 @@ class Editor {
     on("#zoom-out", () => this.zoom(-1));
     on("#zoom-fit", () => this.zoom("fit"));
     this.$("#reparse-toggle")?.addEventListener("change", (e) => this.setReparse(e.target.checked));
+    const order = this.$("#next-order");
+    order.value = this.S.nextOrder;
+    order.addEventListener("change", () => { this.S.nextOrder = order.value; rememberNextOrder(order.value); });
     for (const input of this.root.querySelectorAll('input[name="view"]')) input.addEventListener("change", () => this.setView(input.value));
     this.$("#history").addEventListener("toggle", (e) => { if (e.target.open) this.loadHistory(); });
     this.$("#note-form").addEventListener("submit", (e) => { e.preventDefault(); this.addNote(this.$("#note-body").value); });

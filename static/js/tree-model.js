@@ -62,6 +62,31 @@ export function nonProjective(heads) {
   return [...crossing].sort((a, b) => a - b);
 }
 
+/**
+ * Words 1..n top-down: by depth in the tree (the root word first, then its dependents, ...),
+ * left to right within a depth; words whose head chain never reaches ROOT (a cycle being
+ * edited, a missing head) come last. heads[i] is the head of word i+1 (0 = ROOT).
+ */
+export function topDownOrder(heads) {
+  const n = heads.length;
+  const depth = new Array(n + 1).fill(undefined);
+  depth[0] = 0;
+  const depthOf = (word) => {
+    const path = [];
+    let node = word;
+    while (node >= 1 && node <= n && depth[node] === undefined && !path.includes(node)) {
+      path.push(node);
+      node = heads[node - 1];
+    }
+    const base = Number.isInteger(node) && node >= 0 && node <= n && Number.isFinite(depth[node]) ? depth[node] : Infinity;
+    path.reverse().forEach((w, i) => { depth[w] = base + i + 1; });
+    return depth[word];
+  };
+  const words = Array.from({ length: n }, (_, i) => i + 1);
+  words.forEach(depthOf);
+  return words.sort((a, b) => depth[a] - depth[b] || a - b);
+}
+
 /** How the members relate to a head: "agree" (all), "majority" (> half), "split", or "none". */
 export function agreement(members, word, head) {
   if (!members.length) return "none";

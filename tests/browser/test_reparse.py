@@ -219,3 +219,53 @@ def test_a_save_before_the_reparse_answers_keeps_the_saved_tree(ui: Any, sentenc
     assert shown(page)["reparsed"] == []
     assert editor_state(page)["dirty"] is False
     assert "Saved version" in page.locator("#message").inner_text()
+
+
+def _disputed_and_depths(page: Any) -> tuple[list[int], dict[int, int]]:
+    """The words n stops at (members split on head or label, or not all on the shown head) and
+    each word's depth in the shown tree."""
+    state: dict[str, Any] = page.evaluate("""() => { const S = window.arcvoteEditor;
+        return {heads: [...S.heads], members: S.members.map((m) => [m.heads, m.deprels])}; }""")
+    heads, members = state["heads"], state["members"]
+    disputed = [w for w in range(1, len(heads) + 1)
+                if len({(m[0][w - 1], m[1][w - 1]) for m in members}) > 1
+                or any(m[0][w - 1] != heads[w - 1] for m in members)]
+    depth: dict[int, int] = {}
+    for word in range(1, len(heads) + 1):
+        node, steps = word, 0
+        while node != 0:
+            node, steps = heads[node - 1], steps + 1
+        depth[word] = steps
+    return disputed, depth
+
+
+def test_n_goes_top_down_when_chosen_and_the_choice_is_remembered(
+    ui: Any, sentence_id: int, screenshot: Shot
+) -> None:
+    page = ui
+    open_editor(page, sentence_id)
+    assert page.locator("#next-order").input_value() == "sentence"
+    disputed, depth = _disputed_and_depths(page)
+    assert len(disputed) >= 3, "the longest demo sentence should have several disputed words"
+    page.locator("#tree").focus()
+    visited = []
+    for _ in disputed:
+        page.keyboard.press("n")
+        visited.append(editor_state(page)["selected"])
+    assert sorted(visited) == sorted(disputed)
+    assert visited == sorted(visited, key=lambda w: (w <= 1, w))  # from word 1 on, wrapping to 1 last
+    page.select_option("#next-order", "top-down")
+    page.reload()
+    page.wait_for_selector("#tree svg")
+    assert page.locator("#next-order").input_value() == "top-down"
+    page.locator("#tree").focus()
+    first_pass = []
+    for _ in disputed:
+        page.keyboard.press("n")
+        first_pass.append(editor_state(page)["selected"])
+    assert sorted(first_pass) == sorted(disputed)
+    keys = [(depth[w], w) for w in first_pass]
+    start = keys.index(min(keys))  # the pass starts after word 1 in top-down order and wraps round
+    assert keys[start:] + keys[:start] == sorted(keys)
+    screenshot(page, "editor-next-top-down")
+    page.select_option("#next-order", "sentence")
