@@ -53,6 +53,7 @@ ALLOWED: dict[str, str] = {
     "MetaClassifier": "parsing.ensemble.meta_classifier",
     "MinimumBayesRisk": "parsing.ensemble.mbr",
     "Stacking": "parsing.ensemble.stacking",
+    "Reranker": "parsing.rerank.reranker",
     "StackedParser": "parsing.ensemble.stacking",
     "LinearSVC": "sklearn.svm",
     "SVC": "sklearn.svm",

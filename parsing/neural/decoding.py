@@ -43,6 +43,8 @@ def one_blas_thread(function: Callable[_P, _R]) -> Callable[_P, _R]:
 
 IntArray = NDArray[np.int64]
 KBest = list[tuple[Heads, list[str], float]]
+Derivations = tuple[Heads, list[str], float, list[tuple[IntArray, float]]]
+"""A listed tree, its probability over the list and its derivations ``(actions, log P)``."""
 
 
 _CHUNK_TOKENS = 800
@@ -199,6 +201,31 @@ class BeamDecoding:
             return allowed
 
         return restrict
+
+    @one_blas_thread
+    def kbest_derivations(self, sentences: Sequence[Sentence], k: int) -> list[list[Derivations]]:
+        """Each sentence's k-best list as :meth:`predict_kbest` lists it (same trees, same
+        order), each tree with the beam's derivations of it: ``(heads, deprels, probability,
+        [(actions (2n,), log P of the derivation), ...])`` (several derivations when the beam
+        reached one tree in several ways; most probable first). For reranking with features
+        derived from the network (:mod:`parsing.rerank`)."""
+        if k < 1:
+            raise ValueError(f"k must be at least 1, got {k}")
+        lists: list[list[Derivations]] = [[] for _ in sentences]
+        for chunk in self._chunks(sentences):
+            scorer, offsets = self._scorer([sentences[i] for i in chunk])
+            lengths = [len(sentences[i]) for i in chunk]
+            beams = beam_search(scorer, self.space_, lengths, offsets, beam=k, record=True)
+            for i, beam in zip(chunk, beams, strict=True):
+                paths: dict[tuple[bytes, tuple[str, ...]], list[tuple[IntArray, float]]] = {}
+                for hypothesis in beam:
+                    heads, deprels = self._tree(hypothesis.state)
+                    assert hypothesis.actions is not None
+                    key = (heads.tobytes(), tuple(deprels))
+                    paths.setdefault(key, []).append((hypothesis.actions, hypothesis.log_prob))
+                lists[i] = [(heads, deprels, prob, paths[(heads.tobytes(), tuple(deprels))])
+                            for heads, deprels, prob in self._distribution(beam)]
+        return lists
 
     def predict_kbest(self, sentences: Sequence[Sentence], k: int) -> list[list[Parse]]:
         """Each sentence's k-best list (at most ``k`` distinct trees, most probable first) as

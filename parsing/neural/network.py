@@ -245,6 +245,21 @@ def log_probs_from_tables(
 ) -> Array:
     """:func:`log_probs` from precomputed tables: ``token_rows`` ``(B, F_TOKENS)`` index the rows
     of ``tokens`` (from :func:`token_table`) and ``labels`` ``(B, F_LABELS)`` are label ids."""
+    hidden = hidden_from_tables(params, tokens, labels_by_slot, token_rows, labels)
+    return output_log_probs(params, hidden, valid)
+
+
+def output_log_probs(params: Params, hidden: Array, valid: NDArray[np.bool_]) -> Array:
+    """The output layer: action log-probabilities ``(B, A)`` (``-inf`` where not ``valid``)
+    from the last hidden layer ``hidden`` ``(B, H)``."""
+    return _masked_log_softmax(hidden @ params["W2"] + params["b2"], valid)
+
+
+def hidden_from_tables(
+    params: Params, tokens: Array, labels_by_slot: Array, token_rows: IntArray, labels: IntArray
+) -> Array:
+    """The last hidden layer ``relu(x @ W1 + b1)``, shape ``(B, H)``, from precomputed tables
+    (arguments as :func:`log_probs_from_tables`)."""
     # Row (t, s) of the flattened (T * F_TOKENS, H) table is token t in slot s; gathering
     # one slot at a time and adding in place is about twice as fast as one (B, F, H) gather.
     flat_tokens = tokens.reshape(-1, tokens.shape[-1])
@@ -256,5 +271,5 @@ def log_probs_from_tables(
         pre += flat_tokens.take(token_index[:, slot], axis=0)
     for slot in range(F_LABELS):
         pre += flat_labels.take(label_index[:, slot], axis=0)
-    hidden = np.maximum(pre + params["b1"], 0)
-    return _masked_log_softmax(hidden @ params["W2"] + params["b2"], valid)
+    hidden: Array = np.maximum(pre + params["b1"], 0)
+    return hidden

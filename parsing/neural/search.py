@@ -82,10 +82,19 @@ class ActionSpace:
 
 @dataclass(slots=True)
 class Hypothesis:
-    """A partial derivation and the sum of its actions' log-probabilities."""
+    """A partial derivation and the sum of its actions' log-probabilities.
+
+    ``actions`` is the derivation's action sequence (``(2n,)`` action indices) when the
+    search recorded it (``beam_search(..., record=True)``), else ``None``.
+    """
 
     state: State
     log_prob: float
+    actions: IntArray | None = None
+
+
+_Path = tuple["_Path", int] | None
+"""A derivation prefix as a linked list: ``(prefix without the last action, last action)``."""
 
 
 def step_inputs(
@@ -118,7 +127,7 @@ def greedy(scorer: Scorer, space: ActionSpace, lengths: Sequence[int], offsets: 
 
 def beam_search(
     scorer: Scorer, space: ActionSpace, lengths: Sequence[int], offsets: IntArray, *, beam: int,
-    restrict: Restriction | None = None,
+    restrict: Restriction | None = None, record: bool = False,
 ) -> list[list[Hypothesis]]:
     """Each sentence's final beam, best first: up to ``beam`` complete derivations.
 
@@ -128,9 +137,12 @@ def beam_search(
     candidates (parent rank, then action index), so ``beam=1`` takes the most probable
     action at every step (:func:`greedy`). A sentence's rows all finish at the same step
     (arc-hybrid takes ``2n`` moves). With ``restrict`` the valid actions of every live row are
-    narrowed by it before scoring (an extension it forbids is never kept).
+    narrowed by it before scoring (an extension it forbids is never kept). With ``record``
+    each final hypothesis also holds its action sequence (the beam is otherwise the same).
     """
     n_actions = space.n_actions
+    # With ``record``: per row, its derivation as a linked list ``(previous, action)``.
+    paths: list[_Path] | None = [None] * len(lengths) if record else None
     rows = Configurations.start(lengths)
     owner = np.arange(len(lengths))  # (H,) the sentence of each row
     log_prob = np.zeros(len(lengths))  # (H,) the sum of its actions' log-probabilities
@@ -138,10 +150,13 @@ def beam_search(
     while True:
         final = rows.is_final()
         for row in np.flatnonzero(final).tolist():
-            beams[owner[row]].append(Hypothesis(rows.state(row), float(log_prob[row])))
+            actions = None if paths is None else _unroll(paths[row])
+            beams[owner[row]].append(Hypothesis(rows.state(row), float(log_prob[row]), actions))
         if final.any():
             live = np.flatnonzero(~final)
             rows, owner, log_prob = rows.take(live), owner[live], log_prob[live]
+            if paths is not None:
+                paths = [paths[i] for i in live.tolist()]
         if not len(owner):
             return beams
         top = rows.stack_top()
@@ -167,6 +182,17 @@ def beam_search(
         parent, action, log_prob, owner = (np.array(column) for column in zip(*picks, strict=True))
         rows = rows.take(parent)
         rows.apply(*space.decode_all(action))
+        if paths is not None:
+            paths = [(paths[p], a) for p, a in zip(parent.tolist(), action.tolist(), strict=True)]
+
+
+def _unroll(path: _Path) -> IntArray:
+    """The actions of a linked-list derivation, first first, shape ``(T,)``."""
+    actions: list[int] = []
+    while path is not None:
+        path, action = path
+        actions.append(action)
+    return np.array(actions[::-1], dtype=np.int64)
 
 
 def top_k(scores: NDArray[np.float64], k: int) -> list[list[tuple[int, float]]]:
