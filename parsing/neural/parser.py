@@ -306,8 +306,9 @@ class NeuralTransitionParser(BeamDecoding, BaseParser):
             other_labels[: len(warm_from.other_labels)] = warm_from.other_labels
         for _, heads, labels_ in trees:
             ids = [label_ids[label] for label in labels_[1:]]
-            root_labels[ids] |= heads[1:] == 0
-            other_labels[ids] |= heads[1:] != 0
+            # unbuffered: a label met twice in a sentence (on the root arc and below) keeps both
+            np.logical_or.at(root_labels, ids, heads[1:] == 0)
+            np.logical_or.at(other_labels, ids, heads[1:] != 0)
         self.space_ = ActionSpace(root_labels, other_labels)
         tokens, offsets = self._encode([sentence for sentence, _, _ in trees])
         counts = np.bincount(self.words_.ids(words), minlength=len(self.words_))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -279,3 +280,25 @@ def test_configuration_rows_move_like_states() -> None:
         for name in ("buffer", "depth", "stack", "heads", "labels", "leftmost", "rightmost"):
             getattr(rows, name)[stepping] = getattr(moved, name)
     assert all(system.is_final(state) for state in states)
+
+
+def test_a_root_label_also_used_below_the_root_stays_allowed_at_the_root(
+    telugu: tuple[list[Sentence], list[Sentence]],
+) -> None:
+    # A partial tree filled in by the ensemble can attach a word to ROOT with a label the
+    # sentence also uses lower down; the label must stay allowed on the root arc (a buffered
+    # ``mask[ids] |= ...`` kept only the last occurrence, and training stopped with "an oracle
+    # action is not valid" in a nine-member partial-annotation simulation on Tamil).
+    train, _ = telugu
+    sentence = next(s for s in train if len(s) >= 4 and any(
+        s.deprels[d] == s.deprels[e] and s.heads[d] != 0 for d in range(1, len(s) + 1)
+        for e in range(d + 1, len(s) + 1)))
+    counts = Counter(sentence.deprels[1:])
+    label = next(name for name, count in counts.items() if count > 1)
+    root = int(np.flatnonzero(sentence.heads == 0)[0])
+    deprels = list(sentence.deprels)
+    deprels[root] = label
+    relabelled = replace(sentence, deprels=deprels)
+    model = NeuralTransitionParser(max_epochs=1, random_state=0).fit([relabelled, *train[:30]])
+    assert model.space_.root_labels[model.labels_.index(label) + 1]
+    assert is_tree(model.predict([relabelled])[0].heads)
