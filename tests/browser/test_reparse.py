@@ -239,6 +239,16 @@ def _disputed_and_depths(page: Any) -> tuple[list[int], dict[int, int]]:
     return disputed, depth
 
 
+def _press_n(page: Any, times: int) -> list[int]:
+    """The words ``n`` selects, pressed ``times`` times from the tree."""
+    page.locator("#tree").focus()
+    selected = []
+    for _ in range(times):
+        page.keyboard.press("n")
+        selected.append(editor_state(page)["selected"])
+    return selected
+
+
 def test_n_goes_top_down_when_chosen_and_the_choice_is_remembered(
     ui: Any, sentence_id: int, screenshot: Shot
 ) -> None:
@@ -247,22 +257,14 @@ def test_n_goes_top_down_when_chosen_and_the_choice_is_remembered(
     assert page.locator("#next-order").input_value() == "sentence"
     disputed, depth = _disputed_and_depths(page)
     assert len(disputed) >= 3, "the longest demo sentence should have several disputed words"
-    page.locator("#tree").focus()
-    visited = []
-    for _ in disputed:
-        page.keyboard.press("n")
-        visited.append(editor_state(page)["selected"])
+    visited = _press_n(page, len(disputed))
     assert sorted(visited) == sorted(disputed)
     assert visited == sorted(visited, key=lambda w: (w <= 1, w))  # from word 1 on, wrapping to 1 last
     page.select_option("#next-order", "top-down")
     page.reload()
     page.wait_for_selector("#tree svg")
     assert page.locator("#next-order").input_value() == "top-down"
-    page.locator("#tree").focus()
-    first_pass = []
-    for _ in disputed:
-        page.keyboard.press("n")
-        first_pass.append(editor_state(page)["selected"])
+    first_pass = _press_n(page, len(disputed))
     assert sorted(first_pass) == sorted(disputed)
     keys = [(depth[w], w) for w in first_pass]
     start = keys.index(min(keys))  # the pass starts after word 1 in top-down order and wraps round
