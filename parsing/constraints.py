@@ -243,13 +243,26 @@ def force_onto_votes(votes: ArrayLike, preferred: ArrayLike, constraints: Constr
 def forced_labels(heads: Heads, preferred: Parse, fallback: Sequence[str],
                   constraints: Constraints) -> list[str]:
     """Labels of a forced tree: forced labels where given, the preferred parse's label where
-    the head is unchanged, ``fallback`` (e.g. voted labels) elsewhere."""
+    the head is unchanged, ``fallback`` (e.g. voted labels) elsewhere, except that a word newly
+    attached to ROOT takes the label of the preferred parse's root word (``root`` in UD): the
+    votes for a word no member attached to ROOT name a dependent's relation.
+
+    Examples:
+        >>> preferred = Parse(np.array([-1, 0, 1, 1]), ["", "root", "nmod", "obj"])
+        >>> forced_labels(np.array([-1, 3, 1, 0]), preferred, ["", "nsubj", "nmod", "nmod"],
+        ...               Constraints({1: 3}))
+        ['', 'nsubj', 'nmod', 'root']
+    """
+    root_words = np.flatnonzero(preferred.heads[1:] == 0) + 1
+    root_label = preferred.deprels[int(root_words[0])] if root_words.size else None
     labels = [""]
     for dep in range(1, len(heads)):
         if dep in constraints.labels:
             labels.append(constraints.labels[dep])
         elif heads[dep] == preferred.heads[dep]:
             labels.append(preferred.deprels[dep])
+        elif heads[dep] == 0 and root_label is not None:
+            labels.append(root_label)
         else:
             labels.append(fallback[dep])
     return labels

@@ -8,14 +8,16 @@ randomness over many cases (hypothesis is not installed).
 
 from __future__ import annotations
 
+import doctest
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from parsing import constraints as constraints_module
 from parsing.base import BaseParser
 from parsing.conllu_io import load_sentences
-from parsing.constraints import Constraints, force_scores, keep_previous_labels, repair_heads
+from parsing.constraints import Constraints, force_scores, forced_labels, keep_previous_labels, repair_heads
 from parsing.decoders.first_order import chu_liu_edmonds, eisner
 from parsing.decoders.second_order import eisner_second_order, second_order_rearrange
 from parsing.members import build_member
@@ -212,3 +214,20 @@ def test_constraints_are_frozen_and_pickle() -> None:
         forced.heads[1] = 0  # type: ignore[index]
     again = pickle.loads(pickle.dumps(forced))
     assert dict(again.heads) == {1: 2, 2: 0} and dict(again.labels) == {1: "nsubj"}
+
+
+def test_doctests() -> None:
+    result = doctest.testmod(constraints_module)
+    assert result.attempted and result.failed == 0
+
+
+def test_a_word_forced_onto_root_takes_the_root_label_not_a_dependents_vote() -> None:
+    # The ensemble had word 1 at ROOT; the human moves it under word 2, so word 2 (whose votes
+    # all named it an nmod of word 1) becomes the root word: it must be labelled root.
+    preferred = Parse(np.array([-1, 0, 1]), ["", "root", "nmod"])
+    labels = forced_labels(np.array([-1, 2, 0]), preferred, ["", "obl", "nmod"], Constraints({1: 2}))
+    assert labels == ["", "obl", "root"]
+    # with a human label on the word at ROOT, the human label stays
+    labels = forced_labels(np.array([-1, 2, 0]), preferred, ["", "obl", "nmod"],
+                           Constraints({1: 2, 2: 0}, {2: "parataxis"}))
+    assert labels == ["", "obl", "parataxis"]
