@@ -5,6 +5,8 @@ can stay at the 1-best), saving and loading, adaptation word slots, and bad inpu
 from __future__ import annotations
 
 import copy
+import functools
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -95,6 +97,22 @@ def test_kbest_derivations_list_the_same_trees_as_predict_kbest(
         assert [d for _, d, _, _ in with_paths] == [p.deprels for p in parses]
 
 
+def _derivative(parser: NeuralTransitionParser, row: int, column: int, value: Callable[[], float],
+                step: float = 1e-6) -> float:
+    """Central difference of ``value()`` in one output-layer weight: ``W2[row, column]``, or
+    ``b2[column]`` when ``row`` is the hidden width (the bias row of the feature blocks)."""
+    hidden = parser.params_["W2"].shape[0]
+    name, index = ("b2", (column,)) if row == hidden else ("W2", (row, column))
+    values = parser.params_[name]
+    saved = values[index]
+    values[index] = saved + step
+    up = value()
+    values[index] = saved - step
+    down = value()
+    values[index] = saved
+    return (up - down) / (2 * step)
+
+
 def test_fisher_block_matches_finite_differences_of_log_p(
     parser: NeuralTransitionParser, data: tuple[list[Sentence], ...], lists: list[Candidates]
 ) -> None:
@@ -106,17 +124,11 @@ def test_fisher_block_matches_finite_differences_of_log_p(
     hidden = twin.params_["W2"].shape[0]
     used = np.unique(steps.actions)
     checked = [(0, int(used[0])), (3, int(used[-1])), (hidden - 1, 0), (hidden, int(used[-1])), (hidden, 1)]
-    step = 1e-6
+    def log_p() -> float:
+        return float(replay(twin, [sentence], [listed.derivations[1]])[0][0].log_prob)
+
     for row, column in checked:
-        name, index = ("b2", (column,)) if row == hidden else ("W2", (row, column))
-        values = twin.params_[name]
-        saved = values[index]
-        values[index] = saved + step
-        up = replay(twin, [sentence], [listed.derivations[1]])[0][0].log_prob
-        values[index] = saved - step
-        down = replay(twin, [sentence], [listed.derivations[1]])[0][0].log_prob
-        values[index] = saved
-        assert block[row, column] == pytest.approx((up - down) / (2 * step), abs=1e-6)
+        assert block[row, column] == pytest.approx(_derivative(twin, row, column, log_p), abs=1e-6)
 
 
 def test_top_derivative_matches_finite_differences_of_v(
@@ -132,19 +144,10 @@ def test_top_derivative_matches_finite_differences_of_v(
         log_p = _log_probs(twin, sentence, listed)
         return float(np.logaddexp.reduce(np.delete(log_p, y)) - log_p[y])
 
-    step = 1e-6
     for y in (0, 1):
         assert features[y, 0] == pytest.approx(v(y), abs=1e-9)
         for row, column in ((0, 0), (2, 1), (hidden, 0)):
-            name, index = ("b2", (column,)) if row == hidden else ("W2", (row, column))
-            values = twin.params_[name]
-            saved = values[index]
-            values[index] = saved + step
-            up = v(y)
-            values[index] = saved - step
-            down = v(y)
-            values[index] = saved
-            numeric = (up - down) / (2 * step)
+            numeric = _derivative(twin, row, column, functools.partial(v, y))
             assert features[y, 1 + row * n_actions + column] == pytest.approx(numeric, abs=1e-6)
 
 
