@@ -54,6 +54,7 @@ ALLOWED: dict[str, str] = {
     "MinimumBayesRisk": "parsing.ensemble.mbr",
     "Stacking": "parsing.ensemble.stacking",
     "Reranker": "parsing.rerank.reranker",
+    "RerankedNeuralParser": "parsing.rerank.member",
     "StackedParser": "parsing.ensemble.stacking",
     "LinearSVC": "sklearn.svm",
     "SVC": "sklearn.svm",

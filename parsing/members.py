@@ -94,9 +94,18 @@ parsed arcs, and retrains with base + meta features. Named explicitly only, like
 :data:`CLUSTER_MEMBERS`."""
 
 
+EXTRA_MEMBERS: dict[str, MemberSpec] = {
+    "neural-rerank": MemberSpec("neural-rerank", "parsing.rerank.member", "RerankedNeuralParser",
+                                "the neural member's 16-best list reranked by a perceptron over "
+                                "efficient-TOP features of its network, trained on the dev (or held-out "
+                                "reviewed) sentences (Titov 2008 ch. 6-7)"),
+}
+"""Members under evaluation (issue #18): named explicitly only, like :data:`CLUSTER_MEMBERS`."""
+
+
 def _known() -> dict[str, MemberSpec]:
     """Every member accepted by name, looked up when asked (so a patched :data:`MEMBERS` counts)."""
-    return {**MEMBERS, **CLUSTER_MEMBERS, **META_MEMBERS}
+    return {**MEMBERS, **CLUSTER_MEMBERS, **META_MEMBERS, **EXTRA_MEMBERS}
 
 
 def member_names(requested: str | None = None) -> list[str]:

@@ -140,7 +140,7 @@ class BeamDecoding:
         return [(listed[j][0], listed[j][1], float(probs[j])) for j in order.tolist()]
 
     @staticmethod
-    def _parse(kbest: KBest, rank: int) -> Parse:
+    def list_parse(kbest: KBest, rank: int) -> Parse:
         """The ``rank``-th tree of a k-best list with its arcs' posteriors under the list."""
         heads, deprels, _ = kbest[rank]
         all_heads = np.stack([tree_heads for tree_heads, _, _ in kbest])
@@ -153,7 +153,7 @@ class BeamDecoding:
         """The most probable tree of each sentence under beam search (``beam_size``), with
         ``extras["kbest"] = [(heads, deprels, probability), ...]`` (best first, probabilities
         normalised over the list) and ``arc_scores[d]`` the k-best posterior of ``d``'s arc."""
-        return [self._parse(kbest, 0) for kbest in self._kbest(sentences, self.beam_size)]
+        return [self.list_parse(kbest, 0) for kbest in self._kbest(sentences, self.beam_size)]
 
     def predict_constrained(self, sentences: Sequence[Sentence], constraints: Sequence[Constraints],
                             *, free: Sequence[Parse] | None = None) -> list[Parse]:
@@ -180,7 +180,7 @@ class BeamDecoding:
             restrict = self._restriction([constraints[i] for i in picked], lengths)
             beams = beam_search(scorer, self.space_, lengths, offsets, beam=self.beam_size, restrict=restrict)
             for i, beam in zip(picked, beams, strict=True):
-                parses[i] = self._parse(self._distribution(beam), 0)
+                parses[i] = self.list_parse(self._distribution(beam), 0)
         return [finish_parse(parse, forced) for parse, forced in zip(parses, constraints, strict=True)]
 
     def _restriction(self, constraints: Sequence[Constraints], lengths: Sequence[int]) -> Restriction:
@@ -231,5 +231,5 @@ class BeamDecoding:
         """Each sentence's k-best list (at most ``k`` distinct trees, most probable first) as
         parses; ``extras["kbest"]`` is the shared list and ``extras["rank"]`` the position."""
         return [
-            [self._parse(kbest, rank) for rank in range(len(kbest))] for kbest in self._kbest(sentences, k)
+            [self.list_parse(kbest, rank) for rank in range(len(kbest))] for kbest in self._kbest(sentences, k)
         ]
