@@ -41,6 +41,8 @@ ALLOWED: dict[str, str] = {
     "BucketRows": "parsing.transition.compact",
     "NeuralTransitionParser": "parsing.neural.parser",
     "ActionSpace": "parsing.neural.search",
+    "ISBNParser": "parsing.isbn.parser",
+    "ISBNEncoder": "parsing.isbn.encoding",
     "Adam": "parsing.neural.network",
     "ArcLabeller": "parsing.labeller",
     "TokenEncoder": "parsing.graph.templates",

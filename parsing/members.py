@@ -95,6 +95,9 @@ parsed arcs, and retrains with base + meta features. Named explicitly only, like
 
 
 EXTRA_MEMBERS: dict[str, MemberSpec] = {
+    "isbn": MemberSpec("isbn", "parsing.isbn", "ISBNParser",
+                       "feed-forward ISBN (Titov 2008 ch. 5, discriminative): arc-eager, latent "
+                       "states linked by 7 structural relations, beam pruned after each shift"),
     "neural-rerank": MemberSpec("neural-rerank", "parsing.rerank.member", "RerankedNeuralParser",
                                 "the neural member's 16-best list reranked by a perceptron over "
                                 "efficient-TOP features of its network, trained on the dev (or held-out "

@@ -14,6 +14,7 @@ from numpy.typing import NDArray
 from threadpoolctl import threadpool_limits
 
 from parsing.constraints import Constraints, finish_parse, validate_all
+from parsing.kbest import KBest, list_parse, tree_distribution
 from parsing.neural import network, system
 from parsing.neural.batch import Configurations
 from parsing.neural.search import ActionSpace, Hypothesis, Restriction, Scorer, beam_search, greedy
@@ -42,7 +43,6 @@ def one_blas_thread(function: Callable[_P, _R]) -> Callable[_P, _R]:
     return limited
 
 IntArray = NDArray[np.int64]
-KBest = list[tuple[Heads, list[str], float]]
 Derivations = tuple[Heads, list[str], float, list[tuple[IntArray, float]]]
 """A listed tree, its probability over the list and its derivations ``(actions, log P)``."""
 
@@ -126,34 +126,14 @@ class BeamDecoding:
         return lists
 
     def _distribution(self, beam: list[Hypothesis]) -> KBest:
-        trees: dict[tuple[bytes, tuple[str, ...]], tuple[Heads, list[str], float]] = {}
-        for hypothesis in beam:
-            heads, deprels = self._tree(hypothesis.state)
-            key = (heads.tobytes(), tuple(deprels))
-            previous = trees[key][2] if key in trees else -np.inf
-            trees[key] = (heads, deprels, float(np.logaddexp(previous, hypothesis.log_prob)))
-        log_probs = np.array([log_prob for _, _, log_prob in trees.values()])
-        probs = np.exp(log_probs - np.logaddexp.reduce(log_probs))
-        probs /= probs.sum()
-        order = np.argsort(-probs, kind="stable")
-        listed = list(trees.values())
-        return [(listed[j][0], listed[j][1], float(probs[j])) for j in order.tolist()]
-
-    @staticmethod
-    def list_parse(kbest: KBest, rank: int) -> Parse:
-        """The ``rank``-th tree of a k-best list with its arcs' posteriors under the list."""
-        heads, deprels, _ = kbest[rank]
-        all_heads = np.stack([tree_heads for tree_heads, _, _ in kbest])
-        probs = np.array([prob for _, _, prob in kbest])
-        posterior = ((all_heads == heads) * probs[:, None]).sum(axis=0).clip(0.0, 1.0)
-        posterior[0] = np.nan
-        return Parse(heads.copy(), list(deprels), posterior, extras={"kbest": kbest, "rank": rank})
+        """The beam's distinct trees, probabilities normalised over them, best first."""
+        return tree_distribution((*self._tree(hypothesis.state), hypothesis.log_prob) for hypothesis in beam)
 
     def predict(self, sentences: Sequence[Sentence]) -> list[Parse]:
         """The most probable tree of each sentence under beam search (``beam_size``), with
         ``extras["kbest"] = [(heads, deprels, probability), ...]`` (best first, probabilities
         normalised over the list) and ``arc_scores[d]`` the k-best posterior of ``d``'s arc."""
-        return [self.list_parse(kbest, 0) for kbest in self._kbest(sentences, self.beam_size)]
+        return [list_parse(kbest, 0) for kbest in self._kbest(sentences, self.beam_size)]
 
     def predict_constrained(self, sentences: Sequence[Sentence], constraints: Sequence[Constraints],
                             *, free: Sequence[Parse] | None = None) -> list[Parse]:
@@ -180,7 +160,7 @@ class BeamDecoding:
             restrict = self._restriction([constraints[i] for i in picked], lengths)
             beams = beam_search(scorer, self.space_, lengths, offsets, beam=self.beam_size, restrict=restrict)
             for i, beam in zip(picked, beams, strict=True):
-                parses[i] = self.list_parse(self._distribution(beam), 0)
+                parses[i] = list_parse(self._distribution(beam), 0)
         return [finish_parse(parse, forced) for parse, forced in zip(parses, constraints, strict=True)]
 
     def _restriction(self, constraints: Sequence[Constraints], lengths: Sequence[int]) -> Restriction:
@@ -231,5 +211,5 @@ class BeamDecoding:
         """Each sentence's k-best list (at most ``k`` distinct trees, most probable first) as
         parses; ``extras["kbest"]`` is the shared list and ``extras["rank"]`` the position."""
         return [
-            [self.list_parse(kbest, rank) for rank in range(len(kbest))] for kbest in self._kbest(sentences, k)
+            [list_parse(kbest, rank) for rank in range(len(kbest))] for kbest in self._kbest(sentences, k)
         ]

@@ -23,6 +23,7 @@ from typing import Any, ClassVar, Self
 
 from parsing.base import BaseParser
 from parsing.constraints import Constraints
+from parsing.kbest import list_parse
 from parsing.neural import NeuralTransitionParser
 from parsing.rerank.adapt import adapt
 from parsing.rerank.candidates import Candidates
@@ -56,7 +57,7 @@ class RerankedNeuralParser(BaseParser):
         "neural member's k-best list reranked by a perceptron over Fisher/TOP features of its "
         "network, trained on held-out (dev or reviewed) sentences (Titov 2008 ch. 6-7)"
     )
-    parse_cost: ClassVar[float] = 12.0
+    parse_cost: ClassVar[float] = 25.0  # 22-31 times a transition member (bench/ensembles.py, Telugu, Tamil)
 
     neural_: NeuralTransitionParser
     reranker_: Reranker | None
@@ -103,12 +104,12 @@ class RerankedNeuralParser(BaseParser):
         listed = self.neural_.kbest_derivations(sentences, self.k)
         kbest = [[(heads, deprels, prob) for heads, deprels, prob, _ in trees] for trees in listed]
         if self.reranker_ is None:
-            return [NeuralTransitionParser.list_parse(trees, 0) for trees in kbest]
+            return [list_parse(trees, 0) for trees in kbest]
         candidates = [Candidates([(heads, deprels) for heads, deprels, _, _ in trees],
                                  [[actions for actions, _ in paths] for _, _, _, paths in trees])
                       for trees in listed]
         chosen = self.reranker_.choose(self.neural_, sentences, candidates)
-        return [NeuralTransitionParser.list_parse(trees, rank)
+        return [list_parse(trees, rank)
                 for trees, rank in zip(kbest, chosen, strict=True)]
 
     def predict_constrained(self, sentences: Sequence[Sentence], constraints: Sequence[Constraints],

@@ -1,0 +1,53 @@
+"""k-best lists of the probabilistic members (``neural``, ``isbn``): a beam's final hypotheses as
+a distribution over distinct trees, and a parse of one of them with each arc's posterior.
+
+Conventions: index 0 is ROOT; ``heads`` has shape ``(n+1,)`` with ``heads[0] == -1``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from parsing.types import Heads, Parse
+
+KBest = list[tuple[Heads, list[str], float]]
+"""``[(heads (n+1,), deprels (n+1), probability), ...]``, most probable first, probabilities
+summing to 1 over the list."""
+
+
+def tree_distribution(derivations: Iterable[tuple[Heads, list[str], float]]) -> KBest:
+    """Distinct trees of ``(heads, deprels, log P)`` derivations, their probabilities summed
+    over the derivations reaching them and normalised over the list, best first (ties keep
+    the order of first appearance).
+
+    Examples:
+        >>> tree = (np.array([-1, 0]), ["", "root"])
+        >>> [round(p, 2) for _, _, p in tree_distribution([(*tree, np.log(0.2)), (*tree, np.log(0.2)),
+        ...                                                   (np.array([-1, 0]), ["", "dep"], np.log(0.6))])]
+        [0.6, 0.4]
+    """
+    trees: dict[tuple[bytes, tuple[str, ...]], tuple[Heads, list[str], float]] = {}
+    for heads, deprels, log_prob in derivations:
+        key = (heads.tobytes(), tuple(deprels))
+        previous = trees[key][2] if key in trees else -np.inf
+        trees[key] = (heads, deprels, float(np.logaddexp(previous, log_prob)))
+    log_probs = np.array([log_prob for _, _, log_prob in trees.values()])
+    probs = np.exp(log_probs - np.logaddexp.reduce(log_probs))
+    probs /= probs.sum()
+    listed = list(trees.values())
+    order = np.argsort(-probs, kind="stable").tolist()
+    return [(listed[j][0], listed[j][1], float(probs[j])) for j in order]
+
+
+def list_parse(kbest: KBest, rank: int = 0) -> Parse:
+    """The ``rank``-th tree of a k-best list as a parse: ``arc_scores[d]`` is the list's
+    posterior of ``d``'s arc (the probability of the trees sharing it), ``extras["kbest"]`` the
+    list and ``extras["rank"]`` the position."""
+    heads, deprels, _ = kbest[rank]
+    all_heads = np.stack([tree_heads for tree_heads, _, _ in kbest])
+    probs = np.array([prob for _, _, prob in kbest])
+    posterior = ((all_heads == heads) * probs[:, None]).sum(axis=0).clip(0.0, 1.0)
+    posterior[0] = np.nan
+    return Parse(heads.copy(), list(deprels), posterior, extras={"kbest": kbest, "rank": rank})
