@@ -1,12 +1,13 @@
-"""k-best lists of the probabilistic members (``neural``, ``isbn``): a beam's final hypotheses as
-a distribution over distinct trees, and a parse of one of them with each arc's posterior.
+"""Beam decoding helpers shared by the probabilistic members (``neural``, ``isbn``): sentences
+chunked by length for batched beams, a beam's final hypotheses as a distribution over distinct
+trees (a k-best list), and a parse of one of them with each arc's posterior.
 
 Conventions: index 0 is ROOT; ``heads`` has shape ``(n+1,)`` with ``heads[0] == -1``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -15,6 +16,26 @@ from parsing.types import Heads, Parse
 KBest = list[tuple[Heads, list[str], float]]
 """``[(heads (n+1,), deprels (n+1), probability), ...]``, most probable first, probabilities
 summing to 1 over the list."""
+
+
+def length_chunks(lengths: Sequence[int], tokens: int) -> list[list[int]]:
+    """Sentence indices sorted by length and cut into chunks of about ``tokens`` words (ROOT
+    counted), so one batched beam search decodes sentences of similar length together.
+
+    Examples:
+        >>> length_chunks([5, 1, 3, 9], tokens=8)
+        [[1, 2, 0], [3]]
+    """
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    chunks: list[list[int]] = [[]]
+    size = 0
+    for i in order:
+        if size >= tokens:
+            chunks.append([])
+            size = 0
+        chunks[-1].append(i)
+        size += lengths[i] + 1
+    return [chunk for chunk in chunks if chunk]
 
 
 def tree_distribution(derivations: Iterable[tuple[Heads, list[str], float]]) -> KBest:

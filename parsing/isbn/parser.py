@@ -33,7 +33,7 @@ from parsing.isbn.encoding import ISBNEncoder
 from parsing.isbn.network import init_params, loss_and_grads
 from parsing.isbn.oracle import derive, feature_ids
 from parsing.isbn.training import batch_order, make_batch
-from parsing.kbest import KBest, list_parse, tree_distribution
+from parsing.kbest import KBest, length_chunks, list_parse, tree_distribution
 from parsing.neural.decoding import one_blas_thread
 from parsing.neural.network import Adam
 from parsing.scorer.metrics import evaluate
@@ -266,20 +266,6 @@ class ISBNParser(BaseParser):
         return Model(self.params_, self.encoder_, self.root_labels_, self.other_labels_,
                      getattr(self, "relations", True))
 
-    @staticmethod
-    def _chunks(sentences: Sequence[Sentence]) -> list[list[int]]:
-        """Sentence indices grouped by length into chunks of about ``_CHUNK_TOKENS`` words."""
-        order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
-        chunks: list[list[int]] = [[]]
-        size = 0
-        for i in order:
-            if size >= _CHUNK_TOKENS:
-                chunks.append([])
-                size = 0
-            chunks[-1].append(i)
-            size += len(sentences[i]) + 1
-        return [chunk for chunk in chunks if chunk]
-
     def _tree(self, sentence: Sentence, state: State) -> tuple[Heads, list[str]]:
         """The de-projectivised tree of a final configuration, leftover words attached."""
         heads, labels = state.heads.copy(), state.labels.copy()
@@ -296,7 +282,7 @@ class ISBNParser(BaseParser):
                  restrictions: Sequence[Restrict] | None = None) -> list[Parse]:
         parses: list[Parse] = [Parse(np.zeros(0, dtype=np.intp), [])] * len(sentences)
         model = self._model()
-        for chunk in self._chunks(sentences):
+        for chunk in length_chunks([len(s) for s in sentences], _CHUNK_TOKENS):
             picked = [sentences[i] for i in chunk]
             table, offsets = self.encoder_.tokens(picked)
             restrict = None

@@ -14,7 +14,7 @@ from numpy.typing import NDArray
 from threadpoolctl import threadpool_limits
 
 from parsing.constraints import Constraints, finish_parse, validate_all
-from parsing.kbest import KBest, list_parse, tree_distribution
+from parsing.kbest import KBest, length_chunks, list_parse, tree_distribution
 from parsing.neural import network, system
 from parsing.neural.batch import Configurations
 from parsing.neural.search import ActionSpace, Hypothesis, Restriction, Scorer, beam_search, greedy
@@ -68,16 +68,7 @@ class BeamDecoding:
 
     def _chunks(self, sentences: Sequence[Sentence]) -> list[list[int]]:
         """Sentence indices grouped, by length, into chunks of about ``_CHUNK_TOKENS`` words."""
-        order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
-        chunks: list[list[int]] = [[]]
-        size = 0
-        for i in order:
-            if size >= _CHUNK_TOKENS:
-                chunks.append([])
-                size = 0
-            chunks[-1].append(i)
-            size += len(sentences[i]) + 1
-        return [chunk for chunk in chunks if chunk]
+        return length_chunks([len(sentence) for sentence in sentences], _CHUNK_TOKENS)
 
     def _scorer(self, sentences: Sequence[Sentence]) -> tuple[Scorer, IntArray]:
         """A scorer over the tokens of ``sentences`` and the ROOT row of each sentence."""
