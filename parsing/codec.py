@@ -57,6 +57,7 @@ ALLOWED: dict[str, str] = {
     "Stacking": "parsing.ensemble.stacking",
     "Reranker": "parsing.rerank.reranker",
     "RerankedNeuralParser": "parsing.rerank.member",
+    "RerankedISBNParser": "parsing.rerank.member",
     "StackedParser": "parsing.ensemble.stacking",
     "LinearSVC": "sklearn.svm",
     "SVC": "sklearn.svm",

@@ -10,12 +10,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 from parsing.types import Heads, Parse
 
 KBest = list[tuple[Heads, list[str], float]]
 """``[(heads (n+1,), deprels (n+1), probability), ...]``, most probable first, probabilities
 summing to 1 over the list."""
+
+Derivations = tuple[Heads, list[str], float, list[tuple[NDArray[np.int64], float]]]
+"""A listed tree, its probability over the list and its derivations ``(actions, log P)``."""
 
 
 def length_chunks(lengths: Sequence[int], tokens: int) -> list[list[int]]:
@@ -60,6 +64,31 @@ def tree_distribution(derivations: Iterable[tuple[Heads, list[str], float]]) -> 
     listed = list(trees.values())
     order = np.argsort(-probs, kind="stable").tolist()
     return [(listed[j][0], listed[j][1], float(probs[j])) for j in order]
+
+
+Derived = tuple[Heads, list[str], NDArray[np.int64], float]
+"""One derivation of a beam: its tree ``(heads, deprels)``, its actions and its log P."""
+
+
+def derivation_lists(derived: Iterable[Derived]) -> list[Derivations]:
+    """The k-best list (:func:`tree_distribution`) of derivations ``(heads, deprels, actions,
+    log P)``, each tree with the derivations that reach it, in the order given.
+
+    Examples:
+        >>> tree, other = (np.array([-1, 0]), ["", "root"]), (np.array([-1, 0]), ["", "dep"])
+        >>> listed = derivation_lists([(*tree, np.array([1]), np.log(0.2)),
+        ...                            (*other, np.array([2]), np.log(0.6)),
+        ...                            (*tree, np.array([3]), np.log(0.2))])
+        >>> [(deprels[1], round(p, 2), [a.tolist() for a, _ in paths]) for _, deprels, p, paths in listed]
+        [('dep', 0.6, [[2]]), ('root', 0.4, [[1], [3]])]
+    """
+    derived = list(derived)
+    paths: dict[tuple[bytes, tuple[str, ...]], list[tuple[NDArray[np.int64], float]]] = {}
+    for heads, deprels, actions, log_prob in derived:
+        paths.setdefault((heads.tobytes(), tuple(deprels)), []).append((actions, log_prob))
+    listed = tree_distribution((heads, deprels, log_prob) for heads, deprels, _, log_prob in derived)
+    return [(heads, deprels, prob, paths[(heads.tobytes(), tuple(deprels))])
+            for heads, deprels, prob in listed]
 
 
 def list_parse(kbest: KBest, rank: int = 0) -> Parse:

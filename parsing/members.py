@@ -102,6 +102,10 @@ EXTRA_MEMBERS: dict[str, MemberSpec] = {
                                 "the neural member's 16-best list reranked by a perceptron over "
                                 "efficient-TOP features of its network, trained on the dev (or held-out "
                                 "reviewed) sentences (Titov 2008 ch. 6-7)"),
+    "isbn-rerank": MemberSpec("isbn-rerank", "parsing.rerank.member", "RerankedISBNParser",
+                              "the isbn member's 8-best list reranked by a perceptron over "
+                              "efficient-TOP features of its move and label decisions, trained on the dev "
+                              "(or held-out reviewed) sentences (Titov 2008 ch. 5-6)"),
 }
 """Members under evaluation (issue #18): named explicitly only, like :data:`CLUSTER_MEMBERS`."""
 

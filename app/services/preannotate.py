@@ -64,6 +64,8 @@ FAST_MEMBER_PARAMS: dict[str, dict[str, Any]] = {
     **{name: {"epochs": 2} for name in ("eager-brown", "eager-context1", "eager-context2")},
     "neural-rerank": {"k": 4, "rates": [1.0], "epochs": 1, "neural_params": {"max_epochs": 2}},
     "isbn": {"max_epochs": 6, "hidden": 32, "beam_size": 2, "learning_rate": 0.01},
+    "isbn-rerank": {"k": 4, "rates": [1.0], "epochs": 1,
+                    "isbn_params": {"max_epochs": 6, "hidden": 32, "beam_size": 2, "learning_rate": 0.01}},
 }
 """Cheap settings (``MEMBER_PARAMS``) for tests and quick trials: a few epochs each."""
 

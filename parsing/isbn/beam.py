@@ -12,7 +12,9 @@ compared after the same number of words.
 
 Candidates are kept lazily as ``(score, parent, move, label)`` and turned into configurations
 only when they survive pruning. Latent states live in one growing table (:class:`StateTable`);
-a hypothesis holds the table rows of its steps through ``last_top`` / ``last_front``.
+a hypothesis holds the table rows of its steps through ``last_top`` / ``last_front``, and its
+decisions as a linked trail (one tuple per step, shared with its ancestors: recording costs
+nothing), so the final beam comes with derivations (:meth:`Hypothesis.decisions`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ from parsing.transition.state import State
 
 IntArray = NDArray[np.int64]
 
+Trail = tuple[int, int, "Trail | None"]
+"""A hypothesis's decisions, newest first: ``(move, label, earlier decisions or None)``."""
+
 Restrict = Callable[[int, State, NDArray[np.bool_]], tuple[NDArray[np.bool_], int, int]]
 """``(sentence, configuration, valid moves) -> (allowed moves, forced LEFT label, forced
 RIGHT label)`` (``-1``: no forced label): how constrained decoding prunes the beam."""
@@ -43,6 +48,7 @@ class Hypothesis:
         last_top, last_front: :mod:`parsing.isbn.structure`'s records, as state-table rows.
         log_prob: sum of the log-probabilities of its decisions.
         previous: its last move (``N_MOVES`` before the first).
+        trail: its decisions (:data:`Trail`; ``None`` before the first).
     """
 
     state: State
@@ -50,12 +56,25 @@ class Hypothesis:
     last_front: IntArray
     log_prob: float
     previous: int
+    trail: Trail | None = None
 
     def extended(self, move: int, label: int, log_prob: float) -> Hypothesis:
         """A new hypothesis: this one after ``move`` (with ``label``)."""
         state = self.state.copy()
         system.apply(state, move, label)
-        return Hypothesis(state, self.last_top.copy(), self.last_front.copy(), log_prob, move)
+        return Hypothesis(state, self.last_top.copy(), self.last_front.copy(), log_prob, move,
+                          (move, label, self.trail))
+
+    def decisions(self) -> tuple[IntArray, IntArray]:
+        """Its moves and label ids (``-1`` for SHIFT and REDUCE) in order, shape ``(T,)`` each."""
+        moves: list[int] = []
+        labels: list[int] = []
+        trail = self.trail
+        while trail is not None:
+            move, label, trail = trail
+            moves.append(move)
+            labels.append(label)
+        return np.array(moves[::-1], dtype=np.int64), np.array(labels[::-1], dtype=np.int64)
 
 
 class StateTable:
@@ -95,9 +114,27 @@ class Model:
     relations: bool = True
 
 
-def _score(model: Model, frontier: list[tuple[int, Hypothesis]], table: IntArray, offsets: IntArray,
-           states: StateTable, restrict: Restrict | None) -> tuple[NDArray[np.floating], ...]:
-    """Log-probabilities of the moves ``(N, 4)`` and LEFT/RIGHT labels ``(N, L)`` of the frontier."""
+@dataclass(frozen=True, slots=True)
+class Step:
+    """What ``N`` configurations decide from: latent states ``hidden`` ``(N, H)``, ``valid``
+    moves ``(N, 4)``, allowed LEFT and RIGHT labels ``left_mask``, ``right_mask`` ``(N, L)``."""
+
+    hidden: NDArray[np.floating]
+    valid: NDArray[np.bool_]
+    left_mask: NDArray[np.bool_]
+    right_mask: NDArray[np.bool_]
+
+    def decisions(self, params: network.Params) -> tuple[NDArray[np.floating], ...]:
+        """Log-probabilities of the moves ``(N, 4)`` and LEFT/RIGHT labels ``(N, L)``
+        (:func:`parsing.isbn.network.decisions`)."""
+        return network.decisions(params, self.hidden, self.valid, self.left_mask, self.right_mask)
+
+
+def latent_step(model: Model, frontier: Sequence[tuple[int, Hypothesis]], table: IntArray, offsets: IntArray,
+                states: StateTable, restrict: Restrict | None) -> Step:
+    """The latent states of the ``N`` hypotheses of ``frontier`` (``(sentence, hypothesis)``
+    pairs, sentences indexing ``offsets``) with their move and label masks; the states are
+    added to ``states`` and recorded in the hypotheses' ``last_top`` / ``last_front``."""
     n = len(frontier)
     positions = np.empty((n, N_POSITIONS), dtype=np.int64)
     labels = np.empty((n, 5), dtype=np.int64)
@@ -133,7 +170,7 @@ def _score(model: Model, frontier: list[tuple[int, Hypothesis]], table: IntArray
             if mask[i, label]:
                 mask[i] = False
                 mask[i, label] = True
-    return network.decisions(model.params, hidden, valid, left_mask, right_mask)
+    return Step(hidden, valid, left_mask, right_mask)
 
 
 def _top(scores: NDArray[np.floating], k: int) -> IntArray:
@@ -169,7 +206,8 @@ def beam_search(model: Model, lengths: Sequence[int], table: IntArray, offsets: 
         frontier = [(s, hypothesis) for s in active for hypothesis in beams[s]]
         pools: dict[int, list[tuple[float, Hypothesis, int, int]]] = {s: [] for s in active}
         while frontier:
-            moves, left, right = _score(model, frontier, table, offsets, states, restrict)
+            moves, left, right = latent_step(model, frontier, table, offsets, states, restrict).decisions(
+                model.params)
             base = np.array([hypothesis.log_prob for _, hypothesis in frontier])[:, None]
             best_left = np.argsort(-left, axis=1)[:, :k]
             best_right = np.argsort(-right, axis=1)[:, :k]

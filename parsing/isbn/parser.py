@@ -18,7 +18,7 @@ Conventions: index 0 is ROOT; ``heads`` has shape ``(n+1,)`` with ``heads[0] == 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import ClassVar, Self
 
@@ -33,7 +33,7 @@ from parsing.isbn.encoding import ISBNEncoder
 from parsing.isbn.network import init_params, loss_and_grads
 from parsing.isbn.oracle import derive, feature_ids
 from parsing.isbn.training import batch_order, make_batch
-from parsing.kbest import KBest, length_chunks, list_parse, tree_distribution
+from parsing.kbest import Derivations, KBest, derivation_lists, length_chunks, list_parse, tree_distribution
 from parsing.neural.decoding import one_blas_thread
 from parsing.neural.network import Adam
 from parsing.scorer.metrics import evaluate
@@ -278,9 +278,10 @@ class ISBNParser(BaseParser):
         """The beam's distinct trees with probabilities normalised over them, best first."""
         return tree_distribution((*self._tree(sentence, h.state), h.log_prob) for h in beam)
 
-    def _predict(self, sentences: Sequence[Sentence], *, beam: int,
-                 restrictions: Sequence[Restrict] | None = None) -> list[Parse]:
-        parses: list[Parse] = [Parse(np.zeros(0, dtype=np.intp), [])] * len(sentences)
+    def _final_beams(self, sentences: Sequence[Sentence], *, beam: int,
+                     restrictions: Sequence[Restrict] | None = None
+                     ) -> Iterator[tuple[int, Sentence, list[Hypothesis]]]:
+        """Each sentence's index, the sentence and its final beam (best first), chunk by chunk."""
         model = self._model()
         for chunk in length_chunks([len(s) for s in sentences], _CHUNK_TOKENS):
             picked = [sentences[i] for i in chunk]
@@ -295,9 +296,37 @@ class ISBNParser(BaseParser):
 
             beams = beam_search(model, [len(s) for s in picked], table, offsets, beam=beam,
                                 k_labels=self.k_labels, restrict=restrict)
-            for i, sentence, final in zip(chunk, picked, beams, strict=True):
-                parses[i] = list_parse(self._distribution(sentence, final))
+            yield from zip(chunk, picked, beams, strict=True)
+
+    def _predict(self, sentences: Sequence[Sentence], *, beam: int,
+                 restrictions: Sequence[Restrict] | None = None) -> list[Parse]:
+        parses: list[Parse] = [Parse(np.zeros(0, dtype=np.intp), [])] * len(sentences)
+        for i, sentence, final in self._final_beams(sentences, beam=beam, restrictions=restrictions):
+            parses[i] = list_parse(self._distribution(sentence, final))
         return parses
+
+    @one_blas_thread
+    def kbest_derivations(self, sentences: Sequence[Sentence], k: int) -> list[list[Derivations]]:
+        """Each sentence's k-best list (beam ``k``; with ``k = beam_size`` the trees and order of
+        :meth:`predict`'s ``extras["kbest"]``), each tree with the beam's derivations of it:
+        ``(heads, deprels, probability, [(codes (T,), log P), ...])``, the codes those of
+        :func:`parsing.isbn.system.decision_codes` in lifted label ids (a tree is the
+        de-projectivised one; several derivations when the beam reached it in several ways).
+        For reranking with features derived from the network (:mod:`parsing.rerank`).
+
+        Raises:
+            ValueError: ``k < 1``.
+        """
+        if k < 1:
+            raise ValueError(f"k must be at least 1, got {k}")
+        lists: list[list[Derivations]] = [[] for _ in sentences]
+        n_labels = len(self.labels_)
+        for i, sentence, final in self._final_beams(sentences, beam=k):
+            lists[i] = derivation_lists(
+                (*self._tree(sentence, hypothesis.state),
+                 system.decision_codes(*hypothesis.decisions(), n_labels), hypothesis.log_prob)
+                for hypothesis in final)
+        return lists
 
     @one_blas_thread
     def predict(self, sentences: Sequence[Sentence]) -> list[Parse]:

@@ -31,6 +31,39 @@ CONSUMES = (True, False, False, True)
 
 SYSTEM = ArcEager()
 
+IntArray = NDArray[np.int64]
+
+
+def decision_codes(moves: IntArray, labels: IntArray, n_labels: int) -> IntArray:
+    """One code per step, the column of its last decision in the ``4 + 2L`` decision space
+    (columns ``0..3`` the moves, then the ``L`` LEFT labels, then the ``L`` RIGHT labels):
+    SHIFT and REDUCE give their move, an arc ``4 + label`` (LEFT) or ``4 + L + label`` (RIGHT).
+    ``moves``, ``labels`` (label ids, ignored for SHIFT and REDUCE): shape ``(T,)``.
+
+    Examples:
+        >>> decision_codes(np.array([SHIFT, LEFT, RIGHT, REDUCE]), np.array([-1, 2, 0, -1]), 3).tolist()
+        [0, 6, 7, 1]
+    """
+    arcs = np.where(moves == LEFT, N_MOVES + labels, N_MOVES + n_labels + labels)
+    codes: IntArray = np.where((moves == LEFT) | (moves == RIGHT), arcs, moves).astype(np.int64)
+    return codes
+
+
+def split_codes(codes: IntArray, n_labels: int) -> tuple[IntArray, IntArray]:
+    """The moves and label ids (``-1`` for SHIFT and REDUCE) of :func:`decision_codes`' codes,
+    shape ``(T,)`` each; a code outside ``0, 1, 4..4+2L-1`` gives move ``-1``.
+
+    Examples:
+        >>> [part.tolist() for part in split_codes(np.array([0, 6, 7, 1, 2]), 3)]
+        [[0, 2, 3, 1, -1], [-1, 2, 0, -1, -1]]
+    """
+    left = (codes >= N_MOVES) & (codes < N_MOVES + n_labels)
+    right = (codes >= N_MOVES + n_labels) & (codes < N_MOVES + 2 * n_labels)
+    plain = (codes == SHIFT) | (codes == REDUCE)
+    moves = np.select([left, right, plain], [LEFT, RIGHT, codes], -1)
+    labels = np.select([left, right], [codes - N_MOVES, codes - N_MOVES - n_labels], -1)
+    return moves.astype(np.int64), labels.astype(np.int64)
+
 
 def start(n: int) -> State:
     """The initial configuration of an ``n``-word sentence: ROOT on the stack."""

@@ -14,7 +14,7 @@ from numpy.typing import NDArray
 from threadpoolctl import threadpool_limits
 
 from parsing.constraints import Constraints, finish_parse, validate_all
-from parsing.kbest import KBest, length_chunks, list_parse, tree_distribution
+from parsing.kbest import Derivations, KBest, derivation_lists, length_chunks, list_parse, tree_distribution
 from parsing.neural import network, system
 from parsing.neural.batch import Configurations
 from parsing.neural.search import ActionSpace, Hypothesis, Restriction, Scorer, beam_search, greedy
@@ -43,8 +43,13 @@ def one_blas_thread(function: Callable[_P, _R]) -> Callable[_P, _R]:
     return limited
 
 IntArray = NDArray[np.int64]
-Derivations = tuple[Heads, list[str], float, list[tuple[IntArray, float]]]
-"""A listed tree, its probability over the list and its derivations ``(actions, log P)``."""
+
+
+def _recorded(hypothesis: Hypothesis) -> IntArray:
+    """The actions a hypothesis of a recording beam took (``beam_search(..., record=True)``)."""
+    if hypothesis.actions is None:
+        raise ValueError("the beam did not record its actions")
+    return hypothesis.actions
 
 
 _CHUNK_TOKENS = 800
@@ -188,14 +193,8 @@ class BeamDecoding:
             lengths = [len(sentences[i]) for i in chunk]
             beams = beam_search(scorer, self.space_, lengths, offsets, beam=k, record=True)
             for i, beam in zip(chunk, beams, strict=True):
-                paths: dict[tuple[bytes, tuple[str, ...]], list[tuple[IntArray, float]]] = {}
-                for hypothesis in beam:
-                    heads, deprels = self._tree(hypothesis.state)
-                    assert hypothesis.actions is not None
-                    key = (heads.tobytes(), tuple(deprels))
-                    paths.setdefault(key, []).append((hypothesis.actions, hypothesis.log_prob))
-                lists[i] = [(heads, deprels, prob, paths[(heads.tobytes(), tuple(deprels))])
-                            for heads, deprels, prob in self._distribution(beam)]
+                lists[i] = derivation_lists((*self._tree(hypothesis.state), _recorded(hypothesis),
+                                             hypothesis.log_prob) for hypothesis in beam)
         return lists
 
     def predict_kbest(self, sentences: Sequence[Sentence], k: int) -> list[list[Parse]]:

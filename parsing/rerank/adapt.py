@@ -20,6 +20,7 @@ from parsing.features import UNKNOWN
 from parsing.neural import NeuralTransitionParser
 from parsing.rerank.candidates import Candidates, beam_candidates
 from parsing.rerank.reranker import Reranker
+from parsing.rerank.scoring import Scorable
 from parsing.types import Sentence
 
 
@@ -38,28 +39,35 @@ def adaptation_words(
 
 
 def adapt(
-    parser: NeuralTransitionParser, reviewed: Sequence[Sentence], *, k: int = 16, kind: str = "top_eff",
+    parser: Scorable, reviewed: Sequence[Sentence], *, k: int = 16, kind: str = "top_eff",
     min_count: int = 2, word_slots: bool = True, candidates: Sequence[Candidates] | None = None,
     rate: float = 1.0, rates: Sequence[float] | None = None, epochs: int = 5, random_state: int = 0,
 ) -> Reranker:
     """A reranker (re)trained on the reviewed sentences (gold trees) only.
 
     Args:
-        parser: the fitted neural member whose network defines the features.
+        parser: the fitted model whose network defines the features (the neural member or
+            the ISBN parser, :mod:`parsing.rerank.scoring`).
         reviewed: reviewed sentences with their gold trees.
         k: k-best list length (ignored when ``candidates`` are given).
         kind: feature kind (``"fisher"``, ``"top"``, ``"top_eff"``).
         min_count: a word needs this many occurrences in ``reviewed`` for its own slots.
-        word_slots: add the re-parameterised word slots (``False``: plain retraining).
+        word_slots: add the re-parameterised word slots (``False``: plain retraining); the
+            neural member only.
         candidates: the parser's k-best lists of ``reviewed`` if already computed.
         rate, rates, epochs, random_state: as :class:`~parsing.rerank.reranker.Reranker`.
 
     Raises:
-        ValueError: no reviewed sentence, ``k < 1``, or no list with two candidates.
+        ValueError: no reviewed sentence, ``k < 1``, no list with two candidates, or word slots
+            for a model other than the neural member.
     """
     if not reviewed:
         raise ValueError("no reviewed sentences to adapt to")
-    words = adaptation_words(parser, reviewed, min_count) if word_slots else []
+    words: list[str] = []
+    if word_slots:
+        if not isinstance(parser, NeuralTransitionParser):
+            raise ValueError("adaptation word slots need the neural member (word_slots=False for others)")
+        words = adaptation_words(parser, reviewed, min_count)
     lists = list(candidates) if candidates is not None else beam_candidates(parser, reviewed, k)
     reranker = Reranker(kind, rate=rate, rates=rates, epochs=epochs, words=words, random_state=random_state)
     return reranker.fit(parser, reviewed, lists)

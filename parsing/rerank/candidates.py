@@ -1,5 +1,6 @@
 """Candidate lists for reranking: k-best trees of a sentence with their derivations under the
-scoring model (the neural member whose network defines the features).
+scoring model (the neural member or the ISBN parser, whose network defines the features;
+:mod:`parsing.rerank.scoring`).
 
 Two ways to get a tree's derivation (its action sequence in the scoring model's action space):
 
@@ -7,10 +8,11 @@ Two ways to get a tree's derivation (its action sequence in the scoring model's 
   keeps every derivation the beam reached it by (arc-hybrid has spurious ambiguity, and
   pseudo-projective labels can deprojectivise to the same tree), so ``P(tree)`` is the sum
   over those derivations, as in the parser's k-best distribution;
-- re-derived (:func:`rederived_candidates`): trees proposed by another model (a jackknife
-  fold model) are projectivised and given the static oracle's derivation in the scoring
-  model's label ids. A tree has then one canonical derivation: its ``P`` under the scoring
-  model is that derivation's probability (other derivations of the same tree are ignored).
+- re-derived (:func:`rederived_candidates`, neural member only): trees proposed by another
+  model (a jackknife fold model) are projectivised and given the static oracle's derivation
+  in the scoring model's label ids. A tree has then one canonical derivation: its ``P`` under
+  the scoring model is that derivation's probability (other derivations of the same tree are
+  ignored).
 
 Conventions: index 0 is ROOT; ``heads`` has shape ``(n+1,)`` with ``heads[0] == -1``.
 """
@@ -23,7 +25,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from parsing.kbest import Derivations
 from parsing.neural import NeuralTransitionParser, system
+from parsing.rerank.scoring import Scorable, scoring_model
 from parsing.scorer.metrics import universal
 from parsing.types import Heads, Sentence
 
@@ -37,8 +41,8 @@ class Candidates:
 
     Attributes:
         trees: ``K`` trees ``(heads (n+1,), deprels (n+1,))``.
-        derivations: per tree, one or more action sequences ``(2n,)`` in the scoring model's
-            action space.
+        derivations: per tree, one or more action sequences in the scoring model's action
+            space (``(2n,)`` for the neural member, ``(T,)`` decision codes for the ISBN parser).
     """
 
     trees: list[Tree]
@@ -54,9 +58,13 @@ class Candidates:
         return len(self.trees)
 
 
-def beam_candidates(
-    parser: NeuralTransitionParser, sentences: Sequence[Sentence], k: int
-) -> list[Candidates]:
+def listed_candidates(listed: Sequence[Derivations]) -> Candidates:
+    """The candidates of one k-best list with derivations (a ``kbest_derivations`` entry)."""
+    return Candidates([(heads, deprels) for heads, deprels, _, _ in listed],
+                      [[actions for actions, _ in paths] for _, _, _, paths in listed])
+
+
+def beam_candidates(parser: Scorable, sentences: Sequence[Sentence], k: int) -> list[Candidates]:
     """The parser's k-best lists (beam ``k``) with the beam's derivations of each tree.
 
     Raises:
@@ -64,11 +72,7 @@ def beam_candidates(
     """
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}")
-    return [
-        Candidates([(heads, deprels) for heads, deprels, _, _ in listed],
-                   [[actions for actions, _ in paths] for _, _, _, paths in listed])
-        for listed in parser.kbest_derivations(sentences, k)
-    ]
+    return [listed_candidates(listed) for listed in scoring_model(parser).kbest_derivations(sentences, k)]
 
 
 def oracle_derivation(

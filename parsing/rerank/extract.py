@@ -1,10 +1,11 @@
-"""Feature matrices of candidate lists under a scoring model (the full neural member).
+"""Feature matrices of candidate lists under a scoring model (the full neural member or the
+ISBN parser, :mod:`parsing.rerank.scoring`).
 
 One sentence's ``K`` candidates give a ``(K, D)`` matrix, ``D = 1 + (H+1) * A + W * E``
 (the first component, the output-layer block flattened row-major from ``(H+1, A)``, then
-``W`` adaptation word slots of the word-embedding width ``E``). Matrices are produced
-sentence by sentence from chunks of replayed derivations, so memory stays bounded by a
-chunk: a dense matrix of 16 candidates at ``H = 200``, ``A = 81`` is about 1 MB (float64),
+``W`` adaptation word slots of the word-embedding width ``E``, neural member only). Matrices
+are produced sentence by sentence from chunks of replayed derivations, so memory stays bounded
+by a chunk: a dense matrix of 16 candidates at ``H = 200``, ``A = 81`` is about 1 MB (float64),
 and the caller decides what to keep (:class:`~parsing.rerank.reranker.Reranker` keeps
 efficient-TOP matrices sparse and the dense kinds only up to a memory budget).
 """
@@ -16,12 +17,13 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from parsing.features import UNKNOWN
-from parsing.neural import NeuralTransitionParser, network
 from parsing.rerank import features as ft
 from parsing.rerank.candidates import Candidates
-from parsing.rerank.replay import Steps, replay
+from parsing.rerank.replay import Steps
+from parsing.rerank.scoring import Scorable, ScoringModel, scoring_model, word_positions
 from parsing.types import Sentence
+
+__all__ = ["KINDS", "dimension", "iter_features", "list_features", "word_positions"]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -33,38 +35,21 @@ _CHUNK_STEPS = 40_000
 """Replay about this many derivation steps at a time (``H + A`` floats each, ~90 MB)."""
 
 
-def dimension(parser: NeuralTransitionParser, n_words: int = 0) -> int:
+def dimension(parser: Scorable, n_words: int = 0) -> int:
     """``D`` of a feature matrix under ``parser`` with ``n_words`` adaptation word slots."""
-    hidden, n_actions = parser.params_["W2"].shape
-    return int(1 + (hidden + 1) * n_actions + n_words * parser.params_["word"].shape[1])
+    return scoring_model(parser).dimension(n_words)
 
 
-def word_positions(parser: NeuralTransitionParser, sentence: Sentence, words: Sequence[str]) -> IntArray:
-    """``(n+1,)`` the adaptation slot of each position's (lower-cased) word, ``-1`` for ROOT,
-    words without a slot and words the parser knows (only unknown words are re-parameterised)."""
-    slot = {word: number for number, word in enumerate(words)}
-    forms = [form.lower() for form in sentence.forms[1:]]
-    unknown = parser.words_.ids(forms) == UNKNOWN if forms else np.zeros(0, dtype=bool)
-    found = [slot.get(form, -1) if is_unknown else -1
-             for form, is_unknown in zip(forms, unknown.tolist(), strict=True)]
-    return np.array([-1, *found], dtype=np.int64)
-
-
-def _blocks(steps: list[Steps], kind: str, parser: NeuralTransitionParser, positions: IntArray,
-            n_words: int) -> tuple[FloatArray, FloatArray]:
+def _blocks(steps: list[Steps], kind: str, model: ScoringModel, sentence: Sentence,
+            words: Sequence[str]) -> tuple[FloatArray, FloatArray]:
     """Per derivation: log P ``(D,)`` and the flattened gradient block ``(D, F)``."""
     frozen = kind == "top_eff"
     rows = []
     for derivation in steps:
         block = ft.bag_block(derivation) if frozen else ft.fisher_block(derivation)
         parts = [block.ravel()]
-        if n_words:
-            params = parser.params_
-            embed = params["word"].shape[1]
-            slot_weights = params["W1"][: network.F_TOKENS * embed].astype(np.float64)
-            slot_weights = slot_weights.reshape(network.F_TOKENS, embed, -1)
-            parts.append(ft.word_block(derivation, positions, slot_weights, params["W2"].astype(np.float64),
-                                       n_words, frozen=frozen).ravel())
+        if words:
+            parts.append(model.word_block(derivation, sentence, words, frozen=frozen).ravel())
         rows.append(np.concatenate(parts))
     return np.array([derivation.log_prob for derivation in steps]), np.stack(rows)
 
@@ -80,7 +65,7 @@ def list_features(log_probs: FloatArray, blocks: FloatArray, kind: str) -> Float
 
 
 def iter_features(
-    parser: NeuralTransitionParser, sentences: Sequence[Sentence], candidates: Sequence[Candidates],
+    parser: Scorable, sentences: Sequence[Sentence], candidates: Sequence[Candidates],
     kind: str, words: Sequence[str] = (),
 ) -> Iterator[FloatArray]:
     """The ``(K_i, D)`` feature matrix of each sentence's candidates, in order.
@@ -93,6 +78,7 @@ def iter_features(
         raise ValueError(f"unknown feature kind {kind!r}; expected one of {', '.join(KINDS)}")
     if len(sentences) != len(candidates):
         raise ValueError(f"{len(sentences)} sentences but {len(candidates)} candidate lists")
+    model = scoring_model(parser)
     start = 0
     while start < len(sentences):
         stop, steps = start, 0
@@ -101,10 +87,9 @@ def iter_features(
             stop += 1
         chunk = range(start, stop)
         flat = [[d for derivations in candidates[i].derivations for d in derivations] for i in chunk]
-        replayed = replay(parser, [sentences[i] for i in chunk], flat)
+        replayed = model.replay([sentences[i] for i in chunk], flat)
         for i, steps_of_sentence in zip(chunk, replayed, strict=True):
-            positions = word_positions(parser, sentences[i], words) if words else np.zeros(0, dtype=np.int64)
-            log_probs, blocks = _blocks(steps_of_sentence, kind, parser, positions, len(words))
+            log_probs, blocks = _blocks(steps_of_sentence, kind, model, sentences[i], words)
             tree_log_probs, tree_blocks = [], []
             at = 0
             for derivations in candidates[i].derivations:

@@ -1,5 +1,7 @@
 """Data-defined reranking features (Titov 2008 ch. 6) with respect to the neural member's
-OUTPUT-LAYER weights ``W = [W2; b2]``, shape ``(H+1, A)`` (hidden units, then the bias row).
+OUTPUT-LAYER weights ``W = [W2; b2]``, shape ``(H+1, A)`` (hidden units, then the bias row);
+for the ISBN parser, whose replayed rows are move and label decisions over one space of
+``A = 4 + 2L`` columns (:mod:`parsing.rerank.isbn_replay`), ``W = [Wm | Wl | Wr; bm | bl | br]``.
 
 For one derivation with per-step hidden vectors ``h_t`` ``(H,)``, action distributions
 ``p_t`` ``(A,)`` (zero on invalid actions, as the network's masked log-softmax gives) and

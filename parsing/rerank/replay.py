@@ -35,7 +35,9 @@ class Steps:
         log_probs: ``(T, A)`` the masked log-softmax (``-inf`` on invalid actions).
         actions: ``(T,)`` the actions taken.
         positions: ``(T, 18)`` the sentence position (0 = ROOT) of the token in each token
-            slot of the network's input, ``-1`` for an empty slot.
+            slot of the network's input, ``-1`` for an empty slot (for the adaptation word
+            slots). An ISBN replay (:mod:`parsing.rerank.isbn_replay`) has rows of decisions
+            instead of ``2n`` actions and ``positions`` ``(T, 1)`` all ``-1``: no word slots.
     """
 
     hidden: FloatArray

@@ -1,9 +1,12 @@
-"""A linear reranker of the neural member's k-best lists over data-defined features
+"""A linear reranker of a probabilistic parser's k-best lists over data-defined features
 (Titov 2008 ch. 6): Fisher, TOP or efficient-TOP features of the output layer
 (:mod:`parsing.rerank.features`), trained with the loss-scaled averaged perceptron
-(:mod:`parsing.rerank.perceptron`). It only ever picks a tree of the list it is given.
+(:mod:`parsing.rerank.perceptron`). It only ever picks a tree of the list it is given. The
+parser is a :class:`~parsing.rerank.scoring.ScoringModel`: the neural member or the ISBN
+parser (:func:`~parsing.rerank.scoring.scoring_model`).
 
-Typical use, with ``full`` the fitted :class:`~parsing.neural.NeuralTransitionParser`:
+Typical use, with ``full`` the fitted :class:`~parsing.neural.NeuralTransitionParser` (or
+:class:`~parsing.isbn.ISBNParser`):
 
     train_lists = beam_candidates(full, dev, 16)               # held-out data, full model
     reranker = Reranker("top_eff").fit(full, dev, train_lists)
@@ -24,11 +27,11 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from parsing.neural import NeuralTransitionParser
 from parsing.persist import load_model, save_model
 from parsing.rerank import perceptron
 from parsing.rerank.candidates import Candidates, Tree, labelled_accuracy
 from parsing.rerank.extract import KINDS, dimension, iter_features
+from parsing.rerank.scoring import Scorable
 from parsing.types import Sentence
 
 FloatArray = NDArray[np.float64]
@@ -38,7 +41,7 @@ class _LazyExamples(Sequence[perceptron.Example]):
     """Training lists whose features are recomputed on access (one sentence at a time),
     for training sets whose dense features would not fit the memory budget."""
 
-    def __init__(self, reranker: Reranker, parser: NeuralTransitionParser, sentences: Sequence[Sentence],
+    def __init__(self, reranker: Reranker, parser: Scorable, sentences: Sequence[Sentence],
                  candidates: Sequence[Candidates], gains: list[FloatArray]) -> None:
         self.reranker, self.parser = reranker, parser
         self.sentences, self.candidates, self.gains = sentences, candidates, gains
@@ -64,7 +67,7 @@ class Reranker:
         epochs: perceptron passes (the thesis ran one).
         folds: cross-validation folds when ``rates`` is given.
         words: adaptation word slots (lower-cased words the model treats as unknown;
-            :func:`parsing.rerank.adapt.adapt`).
+            :func:`parsing.rerank.adapt.adapt`; the neural member only).
         max_cache_bytes: training features kept in memory up to this size (float32 dense,
             sparse for ``top_eff``); beyond it they are recomputed at each access.
         random_state: seed of the perceptron's shuffling and of the folds.
@@ -97,7 +100,7 @@ class Reranker:
 
     # --- training -------------------------------------------------------------------
 
-    def fit(self, parser: NeuralTransitionParser, sentences: Sequence[Sentence],
+    def fit(self, parser: Scorable, sentences: Sequence[Sentence],
             candidates: Sequence[Candidates | None]) -> Self:
         """Train on gold ``sentences`` and their candidate lists (``None`` lists, and lists
         of one tree, teach nothing and are skipped).
@@ -132,7 +135,7 @@ class Reranker:
                                          rng=rng)
         return self
 
-    def _examples(self, parser: NeuralTransitionParser, gold: list[Sentence], lists: list[Candidates],
+    def _examples(self, parser: Scorable, gold: list[Sentence], lists: list[Candidates],
                   gains: list[FloatArray], size: int) -> Sequence[perceptron.Example]:
         """The training lists' features, in memory when the budget allows (module docstring)."""
         rows = sum(len(listed) for listed in lists)
@@ -147,25 +150,25 @@ class Reranker:
 
     # --- prediction -----------------------------------------------------------------
 
-    def _check(self, parser: NeuralTransitionParser) -> None:
+    def _check(self, parser: Scorable) -> None:
         if not hasattr(self, "weights_"):
             raise ValueError("the reranker is not fitted")
         if len(self.weights_) != dimension(parser, len(self.words)):
             raise ValueError("the reranker was trained with a model of other sizes than this parser")
 
-    def scores(self, parser: NeuralTransitionParser, sentences: Sequence[Sentence],
+    def scores(self, parser: Scorable, sentences: Sequence[Sentence],
                candidates: Sequence[Candidates]) -> list[FloatArray]:
         """Each list's candidate scores ``(K_i,)`` (features under ``parser``)."""
         self._check(parser)
         return [perceptron.scores(self.weights_, features)
                 for features in iter_features(parser, sentences, candidates, self.kind, self.words)]
 
-    def choose(self, parser: NeuralTransitionParser, sentences: Sequence[Sentence],
+    def choose(self, parser: Scorable, sentences: Sequence[Sentence],
                candidates: Sequence[Candidates]) -> list[int]:
         """The index in its list of each sentence's chosen tree (the earliest among equals)."""
         return [int(np.argmax(scored)) for scored in self.scores(parser, sentences, candidates)]
 
-    def rerank(self, parser: NeuralTransitionParser, sentences: Sequence[Sentence],
+    def rerank(self, parser: Scorable, sentences: Sequence[Sentence],
                candidates: Sequence[Candidates]) -> list[Tree]:
         """Each sentence's chosen tree: always one of its list."""
         chosen = self.choose(parser, sentences, candidates)
