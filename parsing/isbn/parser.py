@@ -43,6 +43,9 @@ from parsing.types import Heads, Parse, Sentence
 
 IntArray = NDArray[np.int64]
 
+_DECAYED = ("E", "J", "Wm", "Wl", "Wr")
+"""The weight matrices ``weight_decay`` shrinks (biases are left alone)."""
+
 _CHUNK_TOKENS = 1500
 """Sentences are decoded together in chunks of about this many words."""
 
@@ -71,6 +74,10 @@ class ISBNParser(BaseParser):
         average: evaluate and keep an exponential moving average of the weights (over about
             the last epoch's updates) instead of the last weights.
         l2: L2 penalty on ``J`` and the output weights.
+        weight_decay: decoupled weight decay (as AdamW) of every weight matrix, the feature
+            embeddings ``E`` included: after each update ``W -= learning_rate * weight_decay * W``.
+        anneal: ``weight_decay`` is multiplied by this after each epoch (Titov 2008's
+            "annealing": large initial regularisation, reduced during training).
         dropout: dropout rate on the latent states the decisions read (training only).
         word_dropout: ``alpha`` of word dropout: a FORM (LEMMA) seen ``c`` times in training is
             read as unknown with probability ``alpha / (alpha + c)`` at each training step.
@@ -116,6 +123,8 @@ class ISBNParser(BaseParser):
         average: bool = True,
         batch_size: int = 8,
         l2: float = 1e-6,
+        weight_decay: float = 0.0,
+        anneal: float = 1.0,
         dropout: float = 0.0,
         word_dropout: float = 0.25,
         max_epochs: int = 30,
@@ -136,6 +145,8 @@ class ISBNParser(BaseParser):
         self.average = average
         self.batch_size = batch_size
         self.l2 = l2
+        self.weight_decay = weight_decay
+        self.anneal = anneal
         self.dropout = dropout
         self.word_dropout = word_dropout
         self.max_epochs = max_epochs
@@ -181,6 +192,7 @@ class ISBNParser(BaseParser):
         self.n_epochs_ = 0
         zero = self.encoder_.zero_row()
         averaged = {name: value.copy() for name, value in params.items()}
+        weight_decay = self.weight_decay
         for epoch in range(1, self.max_epochs + 1):
             order = batch_order([len(d) for d in derivations], self.batch_size, rng)
             keep = 1.0 - 1.0 / len(order)
@@ -193,11 +205,16 @@ class ISBNParser(BaseParser):
                 if norm > self.clip:
                     grads = {name: g * (self.clip / norm) for name, g in grads.items()}
                 adam.step(params, grads)
+                if weight_decay > 0.0:
+                    shrink = 1.0 - adam.learning_rate * weight_decay
+                    for name in _DECAYED:
+                        params[name] *= shrink
                 if self.average:
                     for name, value in params.items():
                         averaged[name] *= keep
                         averaged[name] += (1.0 - keep) * value
             adam.learning_rate *= self.decay
+            weight_decay *= self.anneal
             current = averaged if self.average else params
             if not dev_trees:
                 self.n_epochs_ = epoch
