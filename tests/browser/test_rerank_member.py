@@ -1,6 +1,6 @@
 """The members of issue #18 chosen in the pre-annotate panel: the ISBN member and the reranked
-neural member (its reranker trained on the dev split) are trained in a round and scored on the
-rounds page beside the other members."""
+neural and ISBN members (their rerankers trained on the dev split) are trained in a round and
+scored on the rounds page beside the other members."""
 
 from __future__ import annotations
 
@@ -47,24 +47,28 @@ def test_the_titov_members_are_offered_trained_and_scored(
     treebank_id = _import_with_dev(live_app, "rerank demo")
     page.goto(f"/workspace/treebanks/{treebank_id}")
     offered = page.locator('#more-members input[name="parsers"]')
-    assert {"isbn", "neural-rerank"} <= set(offered.evaluate_all("boxes => boxes.map((b) => b.value)"))
+    assert {"isbn", "neural-rerank", "isbn-rerank"} <= set(
+        offered.evaluate_all("boxes => boxes.map((b) => b.value)"))
     assert not any(box.is_checked() for box in offered.all())  # not defaults
     assert "Titov" in (page.locator('#more-members label:has(input[value="neural-rerank"])')
                        .get_attribute("title") or "")
     shutil.copyfile(screenshot(page, "queue-more-members"), "/tmp/queue-more-members.png")
 
-    run_round(page, treebank_id, ["graph1", "neural", "neural-rerank", "isbn"])
+    assert "Titov" in (page.locator('#more-members label:has(input[value="isbn-rerank"])')
+                       .get_attribute("title") or "")
+    run_round(page, treebank_id, ["graph1", "neural", "neural-rerank", "isbn", "isbn-rerank"])
     with live_app.app_context():
         round_ = db.session.scalars(select(TrainingRound)
                                     .where(TrainingRound.treebank_id == treebank_id)).one()
         scored = (round_.scores or {}).get("members") or {}
-    assert set(scored) == {"graph1", "neural", "neural-rerank", "isbn"}
+    assert set(scored) == {"graph1", "neural", "neural-rerank", "isbn", "isbn-rerank"}
     assert scored["isbn"]["uas"] > 0  # it learned something in the round's few epochs
+    assert scored["isbn-rerank"]["uas"] > 0
 
     page.goto(f"/treebanks/{treebank_id}/rounds")
     table = page.inner_text("#rounds")
-    assert "NEURAL-RERANK" in table.upper() and "ISBN" in table.upper() and "dev" in table
+    assert all(name in table.upper() for name in ("NEURAL-RERANK", "ISBN-RERANK", "ISBN")) and "dev" in table
     # one line per member and the ensemble in each learning curve
-    assert page.locator(".curves svg polyline").count() == 2 * 5
+    assert page.locator(".curves svg polyline").count() == 2 * 6
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     shutil.copyfile(screenshot(page, "rounds-neural-rerank"), "/tmp/rounds-neural-rerank.png")
