@@ -43,6 +43,7 @@ from members import finish_peer, start_peer  # noqa: E402
 
 from parsing.commands.parsers import parse_overrides  # noqa: E402
 from parsing.conllu_io import load_sentences  # noqa: E402
+from parsing.kbest import list_parse  # noqa: E402
 from parsing.members import build_member  # noqa: E402
 from parsing.scorer.metrics import evaluate  # noqa: E402
 from parsing.tagger.training import train_tagger  # noqa: E402
@@ -109,6 +110,8 @@ def run(treebank: Path, member: str, beams: list[int] | None, seed: int, tags: s
         parses = parser.predict(test_in)
         parse_wall, parse_cpu = time.perf_counter() - wall, time.process_time() - cpu
         scores = evaluate(test, parses)
+        listed = [p.extras.get("kbest") for p in parses]  # a reranked member's lists: their 1-best
+        one_best = evaluate(test, [list_parse(kbest) for kbest in listed]) if all(listed) else None  # type: ignore[arg-type]
         results.append({
             "treebank": treebank.name, "member": member, "tags": tags,
             **({"variant": variant} if variant else {}), "seed": seed, "beam": beam,
@@ -119,7 +122,9 @@ def run(treebank: Path, member: str, beams: list[int] | None, seed: int, tags: s
             "UAS": round(100 * scores.uas.f1, 2), "LAS": round(100 * scores.las.f1, 2),
             "best_member_LAS": BEST_MEMBER[tags].get(treebank.name),
             "params": {key: value for key, value in parser.get_params().items() if key != width},
-            **({"reranked": parser.reranked_} if hasattr(parser, "reranked_") else {}),
+            **({"reranked": parser.reranked_,
+                "list_1best_LAS": round(100 * one_best.las.f1, 2) if one_best else None}
+               if hasattr(parser, "reranked_") else {}),
         })  # fmt: skip
         print(json.dumps(results[-1]), flush=True)
     return results
