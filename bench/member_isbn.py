@@ -110,8 +110,10 @@ def run(treebank: Path, member: str, beams: list[int] | None, seed: int, tags: s
         parses = parser.predict(test_in)
         parse_wall, parse_cpu = time.perf_counter() - wall, time.process_time() - cpu
         scores = evaluate(test, parses)
-        listed = [p.extras.get("kbest") for p in parses]  # a reranked member's lists: their 1-best
-        one_best = evaluate(test, [list_parse(kbest) for kbest in listed]) if all(listed) else None  # type: ignore[arg-type]
+        one_best = None
+        if hasattr(parser, "reranked_"):  # a reranked member: the 1-best of the lists it reranked
+            listed = [p.extras["kbest"] for p in parses]
+            one_best = evaluate(test, [list_parse(kbest) for kbest in listed])  # type: ignore[arg-type]
         results.append({
             "treebank": treebank.name, "member": member, "tags": tags,
             **({"variant": variant} if variant else {}), "seed": seed, "beam": beam,
