@@ -102,7 +102,8 @@ def run(treebank: Path, member: str, beams: list[int] | None, seed: int, tags: s
     train_wall, train_cpu = time.perf_counter() - wall, time.process_time() - cpu
     words = sum(len(sentence) for sentence in test)
     results: list[dict[str, object]] = []
-    width = "beam_size" if "beam_size" in parser.get_params() else "k"  # a reranked member: its list
+    reranked = hasattr(parser, "reranked_")  # a reranked member: its list is k long
+    width = "k" if reranked else "beam_size"
     for beam in beams or [int(parser.get_params()[width])]:
         parser.set_params(**{width: beam})
         dev_scores = evaluate(dev, parser.predict(dev)) if dev else None
@@ -111,7 +112,7 @@ def run(treebank: Path, member: str, beams: list[int] | None, seed: int, tags: s
         parse_wall, parse_cpu = time.perf_counter() - wall, time.process_time() - cpu
         scores = evaluate(test, parses)
         one_best = None
-        if hasattr(parser, "reranked_"):  # a reranked member: the 1-best of the lists it reranked
+        if reranked:  # the 1-best of the lists it reranked
             listed = [p.extras["kbest"] for p in parses]
             one_best = evaluate(test, [list_parse(kbest) for kbest in listed])  # type: ignore[arg-type]
         results.append({
@@ -126,10 +127,16 @@ def run(treebank: Path, member: str, beams: list[int] | None, seed: int, tags: s
             "params": {key: value for key, value in parser.get_params().items() if key != width},
             **({"reranked": parser.reranked_,
                 "list_1best_LAS": round(100 * one_best.las.f1, 2) if one_best else None}
-               if hasattr(parser, "reranked_") else {}),
+               if reranked else {}),
         })  # fmt: skip
         print(json.dumps(results[-1]), flush=True)
     return results
+
+
+def append(path: Path, rows: list[dict[str, object]]) -> None:
+    """Add ``rows`` to the JSON-lines file ``path`` (one object a line)."""
+    with path.open("a", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(row) + "\n" for row in rows)
 
 
 def table(results: list[dict[str, object]]) -> str:
@@ -200,8 +207,7 @@ def main() -> None:
         for member in options.members.split(","):
             rows = run(UD / name, member, beams, options.seed, options.tags, overrides.get(member),
                        options.variant, split)
-            with options.out.open("a", encoding="utf-8") as handle:
-                handle.writelines(json.dumps(row) + "\n" for row in rows)
+            append(options.out, rows)
             results += rows
         if peer is not None:
             measured = finish_peer(peer, UD / name, options.tags)
@@ -210,8 +216,7 @@ def main() -> None:
                    "words_per_s": measured["parse_words_per_s"], "UPOS": measured["UPOS"],
                    "best_member_LAS": BEST_MEMBER[options.tags].get(name)}
             print(json.dumps(row), flush=True)
-            with options.out.open("a", encoding="utf-8") as handle:
-                handle.write(json.dumps(row) + "\n")
+            append(options.out, [row])
             results.append(row)
     print(table(results))
 
