@@ -23,7 +23,10 @@ Shot = Callable[[Any, str], Path]
 def live_app(live_app: Flask, tmp_path_factory: pytest.TempPathFactory) -> Flask:
     """The browser tests' app, with jobs on a SQLite queue file instead of a thread."""
     live_app.config.update(queue_config(tmp_path_factory.mktemp("queue"), "sqlite", stale=45.0))
-    live_app.config["MEMBER_PARAMS"] = {**FAST_MEMBER_PARAMS, "graph1": {"max_iter": 25}}
+    # slow enough that the Cancel click lands while the round still trains (with the fast settings
+    # the whole round could finish between the page showing a training step and the click)
+    live_app.config["MEMBER_PARAMS"] = {**FAST_MEMBER_PARAMS, "graph1": {"max_iter": 25},
+                                        "eager": {"epochs": 150}}
     return live_app
 
 
