@@ -42,7 +42,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from simulate_report import label, report, strategy_parts  # noqa: E402
+from simulate_report import is_interactive, label, report, strategy_parts  # noqa: E402
 
 from parsing.semi.selection import STRATEGIES  # noqa: E402
 from parsing.semi.self_training import SELECTIONS  # noqa: E402
@@ -98,6 +98,8 @@ def _job(args: argparse.Namespace, treebank: str, strategy: str, setting: tuple[
         command.append("--diversity")
     if threshold:
         command += ["--partial", threshold]
+    if is_interactive(strategy):
+        command.append("--interactive")
     return out, command
 
 

@@ -1,8 +1,9 @@
 """Tables and curves of ``bench/simulate.py``'s results (its ``--report``): strategies' token
 shares, partial annotation against full sentences, self-training gains, and SVG curves.
 
-Strategies are written ``STRATEGY`` or ``STRATEGY+partial-THRESHOLD`` (the oracle annotates only
-words whose head vote share is below THRESHOLD).
+Strategies are written ``STRATEGY``, ``STRATEGY+partial-THRESHOLD`` (the oracle annotates only
+words whose labelled vote share is below THRESHOLD) or ``STRATEGY+partial-THRESHOLD+interactive``
+(the same, one word at a time with a re-parse after each: ``simulate --interactive``).
 """
 
 from __future__ import annotations
@@ -26,18 +27,31 @@ Row = dict[str, Any]
 
 PARTIAL = "+partial-"
 """A strategy written ``STRATEGY+partial-THRESHOLD`` runs ``--strategy STRATEGY --partial THRESHOLD``
-(the oracle annotates only words whose head vote share is below THRESHOLD)."""
+(the oracle annotates only words whose labelled vote share is below THRESHOLD)."""
+INTERACTIVE = "+interactive"
+"""Ending a partial strategy: it runs with ``--interactive`` too."""
 
 
 def strategy_parts(label: str) -> tuple[str, str | None]:
-    """``"expected-errors+partial-0.8"`` -> ``("expected-errors", "0.8")``; no partial -> None.
+    """``"expected-errors+partial-0.8"`` -> ``("expected-errors", "0.8")``; no partial -> None
+    (an ``+interactive`` ending is not part of the threshold: :func:`is_interactive`).
 
     Examples:
-        >>> strategy_parts("random"), strategy_parts("entropy+partial-0.8")
+        >>> strategy_parts("random"), strategy_parts("entropy+partial-0.8+interactive")
         (('random', None), ('entropy', '0.8'))
     """
-    strategy, _, threshold = label.partition(PARTIAL)
+    strategy, _, threshold = label.removesuffix(INTERACTIVE).partition(PARTIAL)
     return strategy, threshold or None
+
+
+def is_interactive(label: str) -> bool:
+    """True for ``STRATEGY+partial-THRESHOLD+interactive``.
+
+    Examples:
+        >>> is_interactive("entropy+partial-0.8+interactive"), is_interactive("entropy+partial-0.8")
+        (True, False)
+    """
+    return label.endswith(INTERACTIVE) and strategy_parts(label)[1] is not None
 
 
 def _strategy_order(label: str) -> tuple[int, str]:

@@ -23,11 +23,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from parsing.base import BaseParser
-from parsing.constraints import Constraints, finish_parse, keep_previous_labels, validate_all
+from parsing.constraints import Constraints, validate_all
 from parsing.ensemble.base import Ensemble
-from parsing.ensemble.constrained import force_combined, reads_like_a_review, sentence_weights, vote_forced
 from parsing.ensemble.registry import combine, fit_ensemble, load_ensemble, method_spec, save_ensemble
-from parsing.ensemble.voting import ensemble_vote_weights
+from parsing.ensemble.reparse import reparse_under_constraints
 from parsing.forked import ParserPool, can_fork, parse_forked
 from parsing.member_fit import MemberJob, MemberRunner, fit_member, pool_runner
 from parsing.members import MEMBERS, member_names
@@ -128,26 +127,13 @@ class ModelBundle:
                           previous: Sequence[Parse] | None = None,
                           unconstrained: tuple[Mapping[str, Sequence[Parse]], Sequence[Parse]] | None = None,
                           adapt: bool = True) -> tuple[dict[str, list[Parse]], list[Parse]]:
-        """:meth:`parse_with_ensemble` under forced arcs (one :class:`Constraints` per sentence).
-
-        A sentence whose unconstrained ensemble tree already holds every forced arc keeps it
-        (the human confirmed what the ensemble said); a member's unconstrained parse that holds
-        them is kept too. Otherwise the members parse the sentence with
-        ``predict_constrained`` and the bundle's ensemble combines the ensemble members'
-        constrained trees. With ``adapt`` (default), when the forced arcs look like a review
-        (:func:`~parsing.ensemble.constrained.reads_like_a_review`: the ensemble had at least
-        half of them right, so they are not only its errors) they are combined instead by an
-        arc vote whose member weights follow each member's agreement with them in its own
-        unconstrained parse (:func:`~parsing.ensemble.constrained.sentence_weights`).
-        :func:`~parsing.ensemble.constrained.force_combined` then forces the arcs and labels
-        onto the combined tree (members weighted as in the vote shares), so every
-        returned tree contains the constraints. With ``previous`` (the ensemble trees shown
-        before this re-parse, one per sentence), a free word keeps its previous label unless
-        the arcs around it moved (:func:`~parsing.constraints.keep_previous_labels`). ``unconstrained``
-        (every member's parses and the ensemble's trees of these sentences, as
-        :meth:`parse_with_ensemble` returns them for the same prepared sentences) spares parsing
-        them again, e.g. when a web process re-parses one sentence after each edit; they are
-        not modified.
+        """:meth:`parse_with_ensemble` under forced arcs (one :class:`Constraints` per sentence):
+        :func:`~parsing.ensemble.reparse.reparse_under_constraints` with this bundle's members
+        and ensemble (its docstring says what is kept, re-parsed, adapted and forced).
+        ``unconstrained`` (every member's parses and the ensemble's trees of these sentences,
+        as :meth:`parse_with_ensemble` returns them for the same prepared sentences) spares
+        parsing them again, e.g. when a web process re-parses one sentence after each edit;
+        they are not modified.
 
         Raises:
             ValueError: no fitted ensemble, or constraints that do not fit a sentence.
@@ -167,37 +153,9 @@ class ModelBundle:
         else:
             parses = {name: list(unconstrained[0][name]) for name in wanted}
             combined = list(unconstrained[1])
-        redo = [i for i, (tree, forced) in enumerate(zip(combined, constraints, strict=True))
-                if not forced.satisfied_by(tree.heads)]
-        weights = ensemble_vote_weights(self.ensemble, self.ensemble_members, self.ensemble_members)
-        member_weights = [weights[name] for name in self.ensemble_members]
-        own_parses = [[parses[name][i] for name in self.ensemble_members] for i in redo]
-        read = [adapt and reads_like_a_review(combined[i], constraints[i]) for i in redo]
-        for name in wanted:  # members re-parse where they (or the ensemble) miss a forced arc
-            own = parses[name]
-            chosen = sorted({*redo, *(i for i, forced in enumerate(constraints)
-                                      if not forced.satisfied_by(own[i].heads))})
-            again = self.parsers[name].predict_constrained([prepared[i] for i in chosen],
-                                                           [constraints[i] for i in chosen],
-                                                           free=[own[i] for i in chosen])
-            for i, parse in zip(chosen, again, strict=True):
-                own[i] = parse
-            parses[name] = [finish_parse(p, forced) for p, forced in zip(own, constraints, strict=True)]
-        if redo:
-            recombined = combine(self.ensemble, self.ensemble_members, [prepared[i] for i in redo],
-                                 {name: [parses[name][i] for i in redo] for name in self.ensemble_members})
-            for i, tree, own, adapted in zip(redo, recombined, own_parses, read, strict=True):
-                combined[i] = tree if not adapted else vote_forced(
-                    [parses[name][i] for name in self.ensemble_members],
-                    sentence_weights(member_weights, own, constraints[i]), constraints[i])
-        forced = [
-            force_combined(tree, [parses[name][i] for name in self.ensemble_members], member_weights,
-                           constraints[i])
-            for i, tree in enumerate(combined)
-        ]
-        if previous is not None:
-            forced = [keep_previous_labels(tree, before, c)
-                      for tree, before, c in zip(forced, previous, constraints, strict=True)]
+        parses, forced = reparse_under_constraints(
+            self.parsers, self.ensemble, self.ensemble_members, prepared, constraints, (parses, combined),
+            previous=previous, adapt=adapt)
         if (tags or self.tags) == "predicted":
             for member_parses in [*parses.values(), forced]:
                 _record_tags(member_parses, prepared)

@@ -93,6 +93,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     sim.add_argument("--partial", type=_fraction, metavar="THRESHOLD",
                      help="annotate only words whose head vote share is below THRESHOLD (e.g. 0.8); "
                           "annotated_tokens then counts the human-touched words")
+    sim.add_argument("--interactive", action="store_true",
+                     help="with --partial: touch one doubtful word at a time, lowest share first, and "
+                          "re-parse the sentence under the touched arcs after each (the editor's re-parsing)")
     sim.add_argument("--out", required=True, type=Path, help="RESULT.json to write")
     sim.add_argument("--plot", type=Path, help="also draw LAS against annotated tokens as SVG")
     sim.set_defaults(run=run_simulate)
@@ -112,6 +115,7 @@ def run_simulate(args: argparse.Namespace) -> int:
         diversity=args.diversity, max_similarity=args.max_similarity, max_share=args.max_share,
         max_automatic=args.max_automatic, min_confidence=args.min_confidence,
         agreement_k=args.agreement_k, stratify_by_length=not args.no_stratify, partial=args.partial,
+        interactive=args.interactive,
     )  # fmt: skip
     train = load_sentences(args.train)
     dev = load_sentences(args.dev)

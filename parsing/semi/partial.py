@@ -34,7 +34,7 @@ Conventions (see :mod:`parsing`): index 0 is ROOT, ``heads[0] == -1``, ``scores[
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -45,13 +45,37 @@ from parsing.ensemble.base import stack_heads, token_weights
 from parsing.ensemble.constrained import force_combined
 from parsing.types import Parse, Sentence
 
-__all__ = ["doubtful_words", "partial_tree"]
+__all__ = ["Reparse", "doubtful_words", "interactive_partial_trees", "labelled_share", "partial_tree"]
+
+
+def labelled_share(member_parses: Sequence[Parse], ensemble: Parse,
+                   weights: ArrayLike) -> NDArray[np.float64]:
+    """The share of the member weight behind each word's head and label together in
+    ``ensemble``, shape ``(n+1,)`` (entry 0 is 0).
+
+    Examples:
+        >>> a = Parse(np.array([-1, 0, 1]), ["", "root", "obj"])
+        >>> c = Parse(np.array([-1, 0, 1]), ["", "root", "nmod"])
+        >>> labelled_share([a, a, c], a, [1.0, 1.0, 1.0]).round(2).tolist()
+        [0.0, 1.0, 0.67]
+    """
+    heads = stack_heads(member_parses)
+    size = heads.shape[1]
+    agree = (heads == ensemble.heads[None, :]) & np.array(
+        [[parse.deprels[d] == ensemble.deprels[d] for d in range(size)] for parse in member_parses])
+    weight = token_weights(weights, len(member_parses), size)
+    total = weight.sum(axis=0)
+    share: NDArray[np.float64] = np.divide((weight * agree).sum(axis=0), total, out=np.zeros(size),
+                                           where=total > 0)
+    share[0] = 0.0
+    return share
 
 
 def doubtful_words(member_parses: Sequence[Parse], ensemble: Parse, weights: ArrayLike,
                    threshold: float) -> NDArray[np.bool_]:
     """Words whose labelled arc in the ensemble's tree (head and label together) has less than
-    ``threshold`` of the member weight behind it, shape ``(n+1,)``; entry 0 (ROOT) is False.
+    ``threshold`` of the member weight behind it (:func:`labelled_share`), shape ``(n+1,)``;
+    entry 0 (ROOT) is False.
 
     Examples:
         >>> a = Parse(np.array([-1, 0, 1]), ["", "root", "obj"])
@@ -62,18 +86,15 @@ def doubtful_words(member_parses: Sequence[Parse], ensemble: Parse, weights: Arr
         >>> doubtful_words([a, a, c], a, [1.0, 1.0, 1.0], 0.8).tolist()   # same head, other label
         [False, False, True]
     """
-    if not 0.0 < threshold <= 1.0:
-        raise ValueError(f"the vote-share threshold must lie in (0, 1], got {threshold}")
-    heads = stack_heads(member_parses)
-    size = heads.shape[1]
-    agree = (heads == ensemble.heads[None, :]) & np.array(
-        [[parse.deprels[d] == ensemble.deprels[d] for d in range(size)] for parse in member_parses])
-    weight = token_weights(weights, len(member_parses), size)
-    total = weight.sum(axis=0)
-    share = np.divide((weight * agree).sum(axis=0), total, out=np.zeros(size), where=total > 0)
-    doubtful: NDArray[np.bool_] = share < threshold
+    _check_threshold(threshold)
+    doubtful: NDArray[np.bool_] = labelled_share(member_parses, ensemble, weights) < threshold
     doubtful[0] = False
     return doubtful
+
+
+def _check_threshold(threshold: float) -> None:
+    if not 0.0 < threshold <= 1.0:
+        raise ValueError(f"the vote-share threshold must lie in (0, 1], got {threshold}")
 
 
 def partial_tree(gold: Sentence, member_parses: Sequence[Parse], ensemble: Parse, weights: ArrayLike,
@@ -104,3 +125,67 @@ def partial_tree(gold: Sentence, member_parses: Sequence[Parse], ensemble: Parse
     human = Constraints.from_tree(gold.heads, gold.deprels, words)
     tree = force_combined(ensemble, member_parses, weights, human)
     return replace(gold, heads=tree.heads, deprels=tree.deprels), touched
+
+
+Reparse = Callable[[Sequence[int], Sequence[Constraints]], tuple[list[list[Parse]], list[Parse]]]
+"""``(sentence indices, their constraints) -> (each sentence's M member parses, its ensemble
+tree)``: a constrained re-parse (:func:`parsing.ensemble.reparse.reparse_under_constraints`)."""
+
+
+def interactive_partial_trees(golds: Sequence[Sentence], member_parses: Sequence[Sequence[Parse]],
+                              ensembles: Sequence[Parse], weights: ArrayLike, threshold: float,
+                              reparse: Reparse) -> list[tuple[Sentence, NDArray[np.bool_]]]:
+    """Partial annotation with re-parsing: the trees an annotator leaves who touches one
+    doubtful word at a time and lets the parsers re-parse around it (issue 12's editor loop).
+
+    Each step the annotator gives the doubtful word with the lowest labelled share
+    (:func:`labelled_share`; ties to the leftmost) its true head and label; the sentence is
+    re-parsed under every arc touched so far, and the shares are read again from the
+    re-parse. A sentence is done when no untouched word is below ``threshold``. A touch can
+    lift a doubtful word's share above the threshold (the members now agree around the human
+    arc) and so spare it; it can also make a confident word doubtful. All sentences step
+    together, so ``reparse`` sees one batch per step.
+
+    Args:
+        golds: the sentences with their true trees, ``S`` of them.
+        member_parses: each sentence's ``M`` member parses before any touch.
+        ensembles: each sentence's ensemble tree before any touch.
+        weights: member weights of the shares, shape ``(M,)``.
+        threshold: words with a labelled share below it are touched.
+        reparse: the constrained re-parse.
+
+    Returns:
+        One ``(sentence, touched)`` per input, as :func:`partial_tree` returns it: the gold
+        sentence with the last re-parse's tree (the human arcs on touched words), and the
+        touched words, shape ``(n+1,)``.
+
+    Raises:
+        ValueError: a threshold outside (0, 1], or inputs of different lengths.
+    """
+    _check_threshold(threshold)
+    if not len(golds) == len(member_parses) == len(ensembles):
+        raise ValueError(f"{len(golds)} sentences, {len(member_parses)} member parse lists, "
+                         f"{len(ensembles)} ensemble trees")
+    members = [list(parses) for parses in member_parses]
+    trees = list(ensembles)
+    touched = [np.zeros(len(gold) + 1, dtype=bool) for gold in golds]
+    active = list(range(len(golds)))
+    while active:
+        stepped = []
+        for i in active:
+            share = labelled_share(members[i], trees[i], weights)
+            share[touched[i]] = np.inf
+            share[0] = np.inf
+            word = int(np.argmin(share))  # the leftmost of the lowest
+            if share[word] < threshold:
+                touched[i][word] = True
+                stepped.append(i)
+        if stepped:
+            gold_arcs = [Constraints.from_tree(golds[i].heads, golds[i].deprels, np.flatnonzero(touched[i]))
+                         for i in stepped]
+            again, combined = reparse(stepped, gold_arcs)
+            for j, i in enumerate(stepped):
+                members[i], trees[i] = list(again[j]), combined[j]
+        active = stepped
+    return [(replace(gold, heads=tree.heads, deprels=tree.deprels), mask)
+            for gold, tree, mask in zip(golds, trees, touched, strict=True)]

@@ -14,9 +14,12 @@ the CoNLL 2018 scorer (:mod:`parsing.scorer.metrics`). Options:
 * warm rounds: a member whose hyperparameters include ``warm_start`` continues from the
   previous round's weights; the others are retrained from scratch ("cold");
 * partial annotation (``partial``, a vote-share threshold): the oracle confirms or fixes only
-  the words of a selected sentence whose head vote share is below the threshold; the other
+  the words of a selected sentence whose labelled vote share is below the threshold; the other
   words keep the ensemble's arcs (:func:`parsing.semi.partial.partial_tree`), and
-  ``annotated_tokens`` counts the human-touched words only (seed trees count whole).
+  ``annotated_tokens`` counts the human-touched words only (seed trees count whole). With
+  ``interactive`` the oracle works as in the editor with re-parsing on: one doubtful word at
+  a time, lowest share first, the round's members and ensemble re-parsing the sentence under
+  the touched arcs after each (:func:`parsing.semi.partial.interactive_partial_trees`).
 
 The result is JSON-ready: ``{"config": {...}, "rounds": [{"round", "annotated_sentences",
 "annotated_tokens", "dev_uas", "dev_las", "members": {NAME: {"uas", "las"}}, "train_s", ...}]}``
@@ -38,11 +41,13 @@ import numpy as np
 
 from parsing.base import BaseParser
 from parsing.charts import line_chart_svg
+from parsing.constraints import Constraints
 from parsing.ensemble.base import Ensemble
 from parsing.ensemble.registry import DEFAULT_METHOD, combine, fit_ensemble, method_spec
+from parsing.ensemble.reparse import reparse_under_constraints
 from parsing.members import build_member, member_names
 from parsing.scorer.metrics import evaluate
-from parsing.semi.partial import partial_tree
+from parsing.semi.partial import interactive_partial_trees, partial_tree
 from parsing.semi.selection import STRATEGIES, rank_sentences, select_batch
 from parsing.semi.self_training import (
     SELECTIONS,
@@ -89,6 +94,8 @@ class SimulationConfig:
             (:func:`~parsing.semi.selection.select_batch`).
         partial: with a vote-share threshold, annotate only the words below it (module
             docstring); ``None`` annotates whole sentences.
+        interactive: with ``partial``, touch one doubtful word at a time and re-parse the
+            sentence under the touched arcs before reading the shares again (module docstring).
     """
 
     seed_trees: int
@@ -110,6 +117,7 @@ class SimulationConfig:
     agreement_k: int | None = None
     stratify_by_length: bool = True
     partial: float | None = None
+    interactive: bool = False
 
     def __post_init__(self) -> None:
         for name, minimum in (("seed_trees", 1), ("per_round", 1), ("rounds", 0)):
@@ -135,6 +143,8 @@ class SimulationConfig:
             raise ValueError(f"max_similarity must lie in [0, 1], got {self.max_similarity}")
         if self.partial is not None and not 0.0 < self.partial <= 1.0:
             raise ValueError(f"partial must be a vote-share threshold in (0, 1], got {self.partial}")
+        if self.interactive and self.partial is None:
+            raise ValueError("interactive re-parsing is a way of partial annotation: give partial too")
         self.self_training_config()  # validates the self-training settings
 
     def self_training_config(self, random_state: int | None = None) -> SelfTrainingConfig:
@@ -169,6 +179,15 @@ class _Round:
         """Every member's parses and the ensemble's."""
         parses = {name: self.members[name].predict(sentences) for name in self.names}
         return parses, combine(self.ensemble, self.combined, sentences, parses)
+
+    def reparse(self, sentences: Sequence[Sentence], constraints: Sequence[Constraints],
+                unconstrained: tuple[Mapping[str, Sequence[Parse]], Sequence[Parse]]
+                ) -> tuple[list[list[Parse]], list[Parse]]:
+        """Each sentence's member parses (in :attr:`names` order) and ensemble tree under
+        ``constraints`` (:func:`~parsing.ensemble.reparse.reparse_under_constraints`)."""
+        parses, trees = reparse_under_constraints(self.members, self.ensemble, self.combined, sentences,
+                                                  constraints, unconstrained)
+        return [[parses[name][i] for name in self.names] for i in range(len(sentences))], trees
 
     def weights(self) -> list[float]:
         """Each member's weight in vote shares (the voting ensemble's own, else 1)."""
@@ -294,9 +313,11 @@ def run_simulation(
                                  max_similarity=config.max_similarity)
             selected = [pool[j] for j in batch]
             annotated.extend(selected)
-            for j in batch:
-                trees[pool[j]], touched[pool[j]] = _annotate(config, train[pool[j]], model, member_parses,
-                                                            ensemble_parses, j)
+            annotations = _annotate(config, [train[pool[j]] for j in batch], [sentences[j] for j in batch],
+                                    model, [[parses[j] for parses in member_parses] for j in batch],
+                                    [ensemble_parses[j] for j in batch] if ensemble_parses else [])
+            for j, (tree, count) in zip(batch, annotations, strict=True):
+                trees[pool[j]], touched[pool[j]] = tree, count
             if config.self_training != "none":
                 taken = set(batch)
                 rest = [j for j in range(len(pool)) if j not in taken]
@@ -331,15 +352,33 @@ def run_simulation(
     return {"config": config.to_dict(), "rounds": rounds}
 
 
-def _annotate(config: SimulationConfig, gold: Sentence, model: _Round,
-              member_parses: Sequence[Sequence[Parse]], ensemble_parses: Sequence[Parse], index: int
-              ) -> tuple[Sentence, int]:
-    """The oracle's tree of one selected sentence and how many of its words it touched."""
+def _annotate(config: SimulationConfig, golds: Sequence[Sentence], hidden: Sequence[Sentence], model: _Round,
+              member_parses: Sequence[Sequence[Parse]], ensemble_parses: Sequence[Parse]
+              ) -> list[tuple[Sentence, int]]:
+    """The oracle's tree of each selected sentence and how many of its words it touched.
+
+    Args:
+        golds: the selected sentences with their trees; ``hidden``: the same without them.
+        member_parses: each sentence's member parses (in ``model.names`` order); with
+            ``ensemble_parses`` empty when the strategy parsed nothing (whole sentences only).
+    """
     if config.partial is None:
-        return gold, len(gold)
-    tree, touched = partial_tree(gold, [parses[index] for parses in member_parses], ensemble_parses[index],
-                                 model.weights(), config.partial)
-    return tree, int(touched.sum())
+        return [(gold, len(gold)) for gold in golds]
+    if not config.interactive:
+        results = [partial_tree(gold, parses, tree, model.weights(), config.partial)
+                   for gold, parses, tree in zip(golds, member_parses, ensemble_parses, strict=True)]
+    else:
+        by_name = {name: [parses[m] for parses in member_parses] for m, name in enumerate(model.names)}
+
+        def reparse(indices: Sequence[int], constraints: Sequence[Constraints]
+                    ) -> tuple[list[list[Parse]], list[Parse]]:
+            unconstrained = ({name: [parses[i] for i in indices] for name, parses in by_name.items()},
+                             [ensemble_parses[i] for i in indices])
+            return model.reparse([hidden[i] for i in indices], constraints, unconstrained)
+
+        results = interactive_partial_trees(golds, member_parses, ensemble_parses, model.weights(),
+                                            config.partial, reparse)
+    return [(tree, int(touched.sum())) for tree, touched in results]
 
 
 def _automatic(config: SimulationConfig, number: int, rest: Sequence[Sentence],

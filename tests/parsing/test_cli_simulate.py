@@ -146,3 +146,25 @@ def test_partial_annotation_counts_only_the_touched_words(sample: dict[str, Path
     assert after["selected_ids"] == whole["rounds"][1]["selected_ids"]  # the same sentences, fewer words
     assert after["annotated_words"] == whole["rounds"][1]["annotated_tokens"]
     assert seed_partial["annotated_tokens"] <= after["annotated_tokens"] < after["annotated_words"]
+
+
+def test_interactive_partial_annotation_reparses_with_the_rounds_members(sample: dict[str, Path],
+                                                                        tmp_path: Path) -> None:
+    static = _simulate(sample, tmp_path / "static.json", "--strategy", "expected-errors", "--rounds", "1",
+                       "--partial", "0.8")
+    interactive = _simulate(sample, tmp_path / "interactive.json", "--strategy", "expected-errors",
+                            "--rounds", "1", "--partial", "0.8", "--interactive")
+    assert interactive["config"]["interactive"] is True and static["config"]["interactive"] is False
+    before, after = interactive["rounds"]
+    assert after["selected_ids"] == static["rounds"][1]["selected_ids"]  # same model, same choice
+    assert before["annotated_tokens"] < after["annotated_tokens"] < after["annotated_words"]
+
+
+def test_interactive_without_partial_is_refused(sample: dict[str, Path], tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    status = main(["simulate", "--train", str(sample["train"]), "--dev", str(sample["dev"]), "--seed-trees", "5",
+                   "--per-round", "5", "--rounds", "1", "--strategy", "random", "--interactive",
+                   "--out", str(tmp_path / "r.json"), *CHEAP])
+    assert status == 2
+    assert "give partial too" in capsys.readouterr().err
+    assert not (tmp_path / "r.json").exists()

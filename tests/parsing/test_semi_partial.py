@@ -9,7 +9,9 @@ import pytest
 
 from parsing.conllu_io import load_sentences
 from parsing.ensemble.voting import combine_votes
-from parsing.semi.partial import doubtful_words, partial_tree
+from parsing.constraints import Constraints, finish_parse
+from parsing.ensemble.constrained import force_combined
+from parsing.semi.partial import doubtful_words, interactive_partial_trees, labelled_share, partial_tree
 from parsing.trees import is_tree
 from parsing.types import Parse, Sentence
 
@@ -62,3 +64,67 @@ def test_threshold_one_touches_every_doubtful_word_and_a_unanimous_sentence_none
     assert doubtful.sum() == sum(differ)  # head or label
     with pytest.raises(ValueError, match="threshold"):
         doubtful_words([same], same, [1.0], 0.0)
+
+
+def _members_and_ensembles(sentences: list[Sentence]) -> tuple[list[list[Parse]], list[Parse]]:
+    rng = np.random.default_rng(11)
+    members = [[_perturbed(gold, rng, flips) for flips in (1, 2, 3)] for gold in sentences]
+    return members, [combine_votes(parses, [1.0, 1.0, 1.0]) for parses in members]
+
+
+def _forcing(members: list[list[Parse]], ensembles: list[Parse], calls: list[list[Constraints]]):  # noqa: ANN202
+    """A re-parse whose members change nothing but the forced arcs (no propagation)."""
+    def reparse(indices, constraints):  # noqa: ANN001, ANN202
+        calls.append(list(constraints))
+        again = [[finish_parse(p, c) for p in members[i]] for i, c in zip(indices, constraints, strict=True)]
+        trees = [force_combined(ensembles[i], parses, [1.0, 1.0, 1.0], c)
+                 for i, parses, c in zip(indices, again, constraints, strict=True)]
+        return again, trees
+    return reparse
+
+
+def test_interactive_partial_touches_one_word_at_a_time_lowest_share_first(sentences: list[Sentence]) -> None:
+    members, ensembles = _members_and_ensembles(sentences)
+    calls: list[list[Constraints]] = []
+    results = interactive_partial_trees(sentences, members, ensembles, [1.0, 1.0, 1.0], 0.8,
+                                        _forcing(members, ensembles, calls))
+    first_step = {len(c) for c in calls[0]}
+    assert first_step == {1}  # one word per sentence per step
+    first = calls[0]
+    stepped = [i for i, parses in enumerate(members)
+               if doubtful_words(parses, ensembles[i], [1.0, 1.0, 1.0], 0.8).any()]
+    assert len(first) == len(stepped)
+    for i, forced in zip(stepped, first, strict=True):
+        (word,) = forced.heads
+        share = labelled_share(members[i], ensembles[i], [1.0, 1.0, 1.0])[1:]
+        assert word == 1 + int(np.argmin(share))
+        assert forced.heads[word] == sentences[i].heads[word]
+        assert forced.labels[word] == sentences[i].deprels[word]
+    for gold, (tree, touched) in zip(sentences, results, strict=True):
+        assert is_tree(tree.heads) and not touched[0]
+        for dep in np.flatnonzero(touched):
+            assert tree.heads[dep] == gold.heads[dep] and tree.deprels[dep] == gold.deprels[dep]
+
+
+def test_interactive_partial_leaves_no_doubtful_word_and_rereads_the_shares(sentences: list[Sentence]) -> None:
+    members, ensembles = _members_and_ensembles(sentences)
+    def agreeing(indices, constraints):  # noqa: ANN001, ANN202
+        """Members that all follow the gold tree once a human arc is set: perfect propagation."""
+        again = [[Parse(sentences[i].heads.copy(), list(sentences[i].deprels))] * 3 for i in indices]
+        return again, [parses[0] for parses in again]
+
+    results = interactive_partial_trees(sentences, members, ensembles, [1.0, 1.0, 1.0], 0.8, agreeing)
+    for i, (tree, touched) in enumerate(results):
+        doubtful = doubtful_words(members[i], ensembles[i], [1.0, 1.0, 1.0], 0.8)
+        assert touched.sum() == int(doubtful.any())  # one touch, and the re-read shares spare the rest
+        assert np.array_equal(tree.heads, sentences[i].heads) or not doubtful.any()
+    calls: list[list[Constraints]] = []
+    forced = interactive_partial_trees(sentences, members, ensembles, [1.0, 1.0, 1.0], 0.8,
+                                       _forcing(members, ensembles, calls))
+    for (tree, touched), parses in zip(forced, members, strict=True):
+        final = [finish_parse(p, Constraints.from_tree(tree.heads, tree.deprels, np.flatnonzero(touched)))
+                 for p in parses]
+        share = labelled_share(final, Parse(tree.heads, list(tree.deprels)), [1.0, 1.0, 1.0])
+        assert not ((share < 0.8) & ~touched)[1:].any()  # nothing doubtful left untouched
+    with pytest.raises(ValueError, match="threshold"):
+        interactive_partial_trees(sentences, members, ensembles, [1.0, 1.0, 1.0], 1.5, agreeing)
