@@ -7,6 +7,9 @@ treebank's dev file with a model of ``bench/simulate_edits.py``, while the const
 * ``stability=B``: the tree shown before the edit keeps its arcs on free words unless the
   constrained members outvote them by ``B`` member weights (a re-parse broke about one right
   arc for every two or three it repaired; this trades repairs for fewer breaks).
+* ``changed=F``: a member's arc counts ``F`` times in the vote when the constraints moved it
+  (its constrained head differs from its unconstrained one): the members that propagate the
+  human arc (the transition members) outvote those whose arcs it cannot reach (graph1).
 * ``unique``: a free word whose label is a core relation (``nsubj``, ``obj``, ``iobj``,
   ``csubj``, ``ccomp``, ``xcomp``, ``expl``) that a human arc already gives a sibling takes
   the label most voted among its other members' labels for the same head (label-only edits are
@@ -15,7 +18,7 @@ treebank's dev file with a model of ``bench/simulate_edits.py``, while the const
 One JSON line per variant goes to ``--out``::
 
     PYTHONPATH=. .venv/bin/python bench/reparse_variants.py --treebanks UD_Tamil-TTB \\
-        --variants none,stability=0.5,stability=1.5,unique --out bench/results/reparse_variants.jsonl
+        --variants none,stability=0.5,stability=1.5,changed=2,changed=4,unique --out bench/results/reparse_variants.jsonl
 """
 
 from __future__ import annotations
@@ -59,6 +62,19 @@ def stable(tree: Parse, members: Sequence[Parse], previous: Parse, constraints: 
     return replace(tree, heads=chosen, deprels=labels, arc_scores=vote_share(heads, weights, chosen))
 
 
+def changed_minds(tree: Parse, members: Sequence[Parse], before: Sequence[Parse], constraints: Constraints,
+                  factor: float) -> Parse:
+    """``tree`` decoded again over votes in which a member's arc counts ``factor`` times when
+    the constraints moved it (its constrained head differs from its unconstrained one)."""
+    heads = stack_heads(members)
+    moved = heads != stack_heads(before)
+    weights = np.where(moved, factor, 1.0)
+    votes = last_resort(vote_matrix(heads, weights))
+    chosen = decode_forced(votes, constraints)
+    labels = forced_labels(chosen, tree, vote_labels(chosen, members, weights), constraints)
+    return replace(tree, heads=chosen, deprels=labels, arc_scores=vote_share(heads, weights, chosen))
+
+
 def unique_core_labels(tree: Parse, members: Sequence[Parse], constraints: Constraints) -> Parse:
     """A free word's core label that a human sibling arc already has: the next most voted one."""
     labels = list(tree.deprels)
@@ -93,6 +109,9 @@ def patch(variant: str) -> None:
         out = []
         for i, tree in enumerate(trees):
             members = [parses[name][i] for name in self.ensemble_members]
+            if variant.startswith("changed=") and unconstrained is not None:
+                before = [unconstrained[0][name][i] for name in self.ensemble_members]
+                tree = changed_minds(tree, members, before, constraints[i], float(variant.split("=")[1]))
             if variant.startswith("stability=") and previous is not None:
                 tree = stable(tree, members, previous[i], constraints[i], float(variant.split("=")[1]))
             if previous is not None:
