@@ -17,8 +17,9 @@ treebank's dev file with a model of ``bench/simulate_edits.py``, while the const
 
 One JSON line per variant goes to ``--out``::
 
-    PYTHONPATH=. .venv/bin/python bench/reparse_variants.py --treebanks UD_Tamil-TTB \\
-        --variants none,stability=0.5,stability=1.5,changed=2,changed=4,unique --out bench/results/reparse_variants.jsonl
+    PYTHONPATH=.:bench .venv/bin/python bench/reparse_variants.py --treebanks UD_Tamil-TTB \\
+        --variants none,stability=0.5,stability=1.5,changed=2,changed=4,unique \\
+        --out bench/results/reparse_variants.jsonl
 """
 
 from __future__ import annotations

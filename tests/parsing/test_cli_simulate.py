@@ -162,9 +162,9 @@ def test_interactive_partial_annotation_reparses_with_the_rounds_members(sample:
 
 def test_interactive_without_partial_is_refused(sample: dict[str, Path], tmp_path: Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    status = main(["simulate", "--train", str(sample["train"]), "--dev", str(sample["dev"]), "--seed-trees", "5",
-                   "--per-round", "5", "--rounds", "1", "--strategy", "random", "--interactive",
-                   "--out", str(tmp_path / "r.json"), *CHEAP])
+    status = main(["simulate", "--train", str(sample["train"]), "--dev", str(sample["dev"]),
+                   "--seed-trees", "5", "--per-round", "5", "--rounds", "1", "--strategy", "random",
+                   "--interactive", "--out", str(tmp_path / "r.json"), *CHEAP])
     assert status == 2
     assert "give partial too" in capsys.readouterr().err
     assert not (tmp_path / "r.json").exists()

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from parsing.conllu_io import load_sentences
-from parsing.ensemble.voting import combine_votes
 from parsing.constraints import Constraints, finish_parse
 from parsing.ensemble.constrained import force_combined
+from parsing.ensemble.voting import combine_votes
 from parsing.semi.partial import doubtful_words, interactive_partial_trees, labelled_share, partial_tree
 from parsing.trees import is_tree
 from parsing.types import Parse, Sentence
@@ -106,7 +106,8 @@ def test_interactive_partial_touches_one_word_at_a_time_lowest_share_first(sente
             assert tree.heads[dep] == gold.heads[dep] and tree.deprels[dep] == gold.deprels[dep]
 
 
-def test_interactive_partial_leaves_no_doubtful_word_and_rereads_the_shares(sentences: list[Sentence]) -> None:
+def test_interactive_partial_leaves_no_doubtful_word_and_rereads_the_shares(
+        sentences: list[Sentence]) -> None:
     members, ensembles = _members_and_ensembles(sentences)
     def agreeing(indices, constraints):  # noqa: ANN001, ANN202
         """Members that all follow the gold tree once a human arc is set: perfect propagation."""
