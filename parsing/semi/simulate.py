@@ -39,21 +39,17 @@ from typing import Any
 
 import numpy as np
 
-from parsing.base import BaseParser
 from parsing.charts import line_chart_svg
 from parsing.constraints import Constraints
-from parsing.ensemble.base import Ensemble
-from parsing.ensemble.registry import DEFAULT_METHOD, combine, fit_ensemble, method_spec
-from parsing.ensemble.reparse import reparse_under_constraints
-from parsing.members import build_member, member_names
-from parsing.scorer.metrics import evaluate
+from parsing.ensemble.registry import DEFAULT_METHOD, method_spec
+from parsing.members import member_names
 from parsing.semi.partial import interactive_partial_trees, partial_tree
+from parsing.semi.round_model import RoundModel, score_round, train_round
 from parsing.semi.selection import STRATEGIES, rank_sentences, select_batch
 from parsing.semi.self_training import (
     SELECTIONS,
     SelfTrainingConfig,
     automatic_trees,
-    ensemble_vote_weights,
     select_candidates,
 )
 from parsing.types import NO_HEAD, Parse, Sentence
@@ -165,81 +161,10 @@ class SimulationConfig:
         return settings
 
 
-@dataclass
-class _Round:
-    """One round's fitted members and ensemble."""
-
-    names: list[str]
-    members: dict[str, BaseParser]
-    ensemble: Ensemble
-    combined: list[str]
-    warm: list[str]
-
-    def parse(self, sentences: Sequence[Sentence]) -> tuple[dict[str, list[Parse]], list[Parse]]:
-        """Every member's parses and the ensemble's."""
-        parses = {name: self.members[name].predict(sentences) for name in self.names}
-        return parses, combine(self.ensemble, self.combined, sentences, parses)
-
-    def reparse(self, sentences: Sequence[Sentence], constraints: Sequence[Constraints],
-                unconstrained: tuple[Mapping[str, Sequence[Parse]], Sequence[Parse]]
-                ) -> tuple[list[list[Parse]], list[Parse]]:
-        """Each sentence's member parses (in :attr:`names` order) and ensemble tree under
-        ``constraints`` (:func:`~parsing.ensemble.reparse.reparse_under_constraints`)."""
-        parses, trees = reparse_under_constraints(self.members, self.ensemble, self.combined, sentences,
-                                                  constraints, unconstrained)
-        return [[parses[name][i] for name in self.names] for i in range(len(sentences))], trees
-
-    def weights(self) -> list[float]:
-        """Each member's weight in vote shares (the voting ensemble's own, else 1)."""
-        by_name = ensemble_vote_weights(self.ensemble, self.combined, self.names)
-        return [by_name[name] for name in self.names]
-
-
 def _hidden(sentence: Sentence) -> Sentence:
     """A copy without its tree (the pool as an annotator first sees it)."""
     size = len(sentence.forms)
     return replace(sentence, heads=np.full(size, NO_HEAD, dtype=np.intp), deprels=["", *["_"] * (size - 1)])
-
-
-def _train(config: SimulationConfig, human: Sequence[Sentence], dev: Sequence[Sentence],
-           automatic: Mapping[str, Sequence[Sentence]], previous: _Round | None) -> _Round:
-    """Fit the members on human + automatic trees (warm where possible) and the ensemble on
-    human trees only."""
-    names = list(config.parsers)
-    members: dict[str, BaseParser] = {}
-    warm: list[str] = []
-    for name in names:
-        parser: BaseParser | None = None
-        if config.warm and previous is not None:
-            candidate = previous.members[name]
-            if "warm_start" in candidate.get_params():
-                candidate.set_params(warm_start=True)
-                parser = candidate
-                warm.append(name)
-        if parser is None:
-            params = {"random_state": config.seed, **config.member_params.get(name, {})}
-            parser = build_member(name, **params)
-        more = automatic.get(name, ())
-        parser.fit([*human, *more] if more else list(human), dev)
-        members[name] = parser
-    ensemble, combined = fit_ensemble(config.ensemble, members, human, dev, random_state=config.seed,
-                                      params=config.member_params.get("ensemble"))
-    return _Round(names, members, ensemble, combined, warm)
-
-
-def _percent(fraction: float) -> float:
-    return round(100.0 * fraction, 2)
-
-
-def _score(dev: Sequence[Sentence], model: _Round) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
-    """The ensemble's and every member's dev UAS/LAS in %."""
-    parses, combined = model.parse(dev)
-    scores = evaluate(dev, combined)
-    members = {}
-    for name in model.names:
-        member = evaluate(dev, parses[name])
-        members[name] = {"uas": _percent(member.uas.f1), "las": _percent(member.las.f1)}
-    return {"dev_uas": _percent(scores.uas.f1), "dev_las": _percent(scores.las.f1)}, members
 
 
 def _identifier(sentence: Sentence, index: int) -> str:
@@ -287,7 +212,7 @@ def run_simulation(
                     or config.partial is not None)
     trees = {i: train[i] for i in annotated}  # what the annotator left: gold, or partial trees
     touched = {i: len(train[i]) for i in annotated}  # human-touched words per annotated sentence
-    model: _Round | None = None
+    model: RoundModel | None = None
     automatic: dict[str, list[Sentence]] = {}
     rounds: list[dict[str, Any]] = []
     for number in range(config.rounds + 1):
@@ -329,9 +254,10 @@ def run_simulation(
             pool = [i for i in pool if i not in chosen]
         human = [trees[i] for i in annotated]
         started = time.perf_counter()
-        model = _train(config, human, dev, automatic, model)
+        model = train_round(config.parsers, human, dev, automatic, previous=model, warm=config.warm,
+                            ensemble=config.ensemble, member_params=config.member_params, seed=config.seed)
         train_s = time.perf_counter() - started
-        ensemble_scores, member_scores = _score(dev, model)
+        ensemble_scores, member_scores = score_round(dev, model)
         record: dict[str, Any] = {
             "round": number,
             "annotated_sentences": len(annotated),
@@ -352,8 +278,8 @@ def run_simulation(
     return {"config": config.to_dict(), "rounds": rounds}
 
 
-def _annotate(config: SimulationConfig, golds: Sequence[Sentence], hidden: Sequence[Sentence], model: _Round,
-              member_parses: Sequence[Sequence[Parse]], ensemble_parses: Sequence[Parse]
+def _annotate(config: SimulationConfig, golds: Sequence[Sentence], hidden: Sequence[Sentence],
+              model: RoundModel, member_parses: Sequence[Sequence[Parse]], ensemble_parses: Sequence[Parse]
               ) -> list[tuple[Sentence, int]]:
     """The oracle's tree of each selected sentence and how many of its words it touched.
 
