@@ -1,0 +1,38 @@
+"""``bench/simulate_report.py``: the token-share table, with and without the seed trees."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench.simulate_report import is_interactive, strategy_parts, token_share_table
+
+
+def _row(strategy: str, curve: list[tuple[int, float]], seed: int = 0) -> dict[str, Any]:
+    config = {"seed_trees": 100, "per_round": 50, "parsers": ["graph1"], "warm": False}
+    rounds = [{"annotated_tokens": tokens, "dev_las": las} for tokens, las in curve]
+    return {"treebank": "UD_X", "strategy": strategy, "seed": seed, "self_training": "none",
+            "select": "confidence", "config": config, "rounds": rounds}
+
+
+def test_the_share_counts_the_seed_trees_unless_told_to_leave_them_out() -> None:
+    rows = [_row("random", [(1000, 70.0), (2000, 72.0), (3000, 74.0)]),
+            _row("expected-errors+partial-0.8", [(1000, 70.0), (1500, 73.0), (2000, 74.0)])]
+    every = token_share_table(rows)
+    rounds_only = token_share_table(rows, beyond_seed=True)
+    # random reaches 74.0 at 3,000 tokens, the partial run at 2,000: 66.7% of every token, but
+    # 1,000 of random's 2,000 tokens annotated after the 1,000 seed tokens: 50.0%
+    assert "| UD_X | 100 | 100.0% | 66.7% |" in every
+    assert "| UD_X | 100 | 100.0% | 50.0% |" in rounds_only
+
+
+def test_a_run_that_never_arrives_says_how_far_it_got_beyond_the_seed() -> None:
+    rows = [_row("random", [(1000, 70.0), (3000, 74.0)]),
+            _row("longest", [(1000, 70.0), (2000, 72.5)])]
+    assert "not reached (50% of tokens: -1.50 LAS)" in token_share_table(rows, beyond_seed=True)
+    assert "not reached (67% of tokens: -1.50 LAS)" in token_share_table(rows)
+
+
+def test_interactive_strategies_keep_their_threshold() -> None:
+    assert strategy_parts("expected-errors+partial-0.8+interactive") == ("expected-errors", "0.8")
+    assert is_interactive("expected-errors+partial-0.8+interactive")
+    assert not is_interactive("random+interactive") and not is_interactive("expected-errors+partial-0.8")
