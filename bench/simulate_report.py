@@ -215,9 +215,13 @@ def partial_gain_table(rows: Sequence[Row]) -> str:
 
 
 def self_training_table(rows: Sequence[Row]) -> str:
-    """Final-round LAS gain of each self-training setting over none (same strategy and seed)."""
+    """Final-round LAS gain of each self-training setting over none (same strategy and seed).
+
+    A run whose final round trained on no automatic tree (its pool ran out) is no measurement of
+    self-training: its cell says so and it stays out of the means."""
     baseline = {(_key(r)[:5], r["strategy"], r["seed"]): r for r in rows if r["self_training"] == "none"}
     gains: dict[tuple[Any, ...], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    empty: set[tuple[Any, ...]] = set()
     members: list[str] = []
     for row in rows:
         if row["self_training"] == "none":
@@ -227,18 +231,25 @@ def self_training_table(rows: Sequence[Row]) -> str:
             continue
         final, before = row["rounds"][-1], base["rounds"][-1]
         group = (row["treebank"], row["config"]["seed_trees"], row["strategy"], _key(row)[5])
+        if not any(final.get("automatic_sentences", {}).values()):
+            empty.add(group)
+            continue
         gains[group]["ensemble"].append(final["dev_las"] - before["dev_las"])
         for name, scores in final["members"].items():
             if name in before["members"]:
                 gains[group][name].append(scores["las"] - before["members"][name]["las"])
                 members += [name] if name not in members else []
-    if not gains:
+    if not gains and not empty:
         return "(no self-training runs with a matching run without it)"
     columns = ["ensemble", *members]
     lines = ["| treebank | seed trees | strategy | self-training | " + " | ".join(columns) + " |",
              "|---|---|---|---|" + "---|" * len(columns)]
     overall: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for group in sorted(gains):
+    for group in sorted(set(gains) | empty):
+        if group not in gains:
+            note = ["no automatic tree in the final round (the pool ran out)", *[""] * (len(columns) - 1)]
+            lines.append(f"| {group[0]} | {group[1]} | {group[2]} | {group[3]} | " + " | ".join(note) + " |")
+            continue
         cells = []
         for column in columns:
             mean = _mean(gains[group].get(column, []))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.simulate_report import is_interactive, strategy_parts, token_share_table
+from bench.simulate_report import is_interactive, self_training_table, strategy_parts, token_share_table
 
 
 def _row(strategy: str, curve: list[tuple[int, float]], seed: int = 0) -> dict[str, Any]:
@@ -36,3 +36,25 @@ def test_interactive_strategies_keep_their_threshold() -> None:
     assert strategy_parts("expected-errors+partial-0.8+interactive") == ("expected-errors", "0.8")
     assert is_interactive("expected-errors+partial-0.8+interactive")
     assert not is_interactive("random+interactive") and not is_interactive("expected-errors+partial-0.8")
+
+
+def _trained(row: dict[str, Any], automatic: list[int], las: list[float]) -> dict[str, Any]:
+    for record, count, score in zip(row["rounds"], automatic, las, strict=True):
+        record["automatic_sentences"] = {"graph1": count}
+        record["members"] = {"graph1": {"uas": score + 5, "las": score}}
+    return row
+
+
+def test_self_training_gains_leave_out_runs_whose_pool_ran_out() -> None:
+    def run(treebank: str, setting: str, automatic: list[int], las: list[float]) -> dict[str, Any]:
+        row = _row("random", [(1000, las[0]), (1500, las[1])])
+        row.update(treebank=treebank, self_training=setting)
+        return _trained(row, automatic, las)
+
+    rows = [run("UD_A", "none", [0, 0], [70.0, 72.0]), run("UD_A", "ensemble", [0, 50], [70.0, 73.0]),
+            run("UD_B", "none", [0, 0], [60.0, 61.0]), run("UD_B", "ensemble", [50, 0], [60.0, 61.0])]
+    table = self_training_table(rows)
+    assert "| UD_A | 100 | random | ensemble:confidence | +1.00 | +1.00 |" in table
+    assert ("| UD_B | 100 | random | ensemble:confidence | "
+            "no automatic tree in the final round (the pool ran out) |") in table
+    assert "| **mean** | | | ensemble:confidence | **+1.00** | **+1.00** |" in table  # UD_B's +0.00 left out
