@@ -147,14 +147,12 @@ class ModelBundle:
         missing = [name for name in wanted if name not in self.parsers]
         if missing:
             raise ValueError(f"model has no parser {', '.join(missing)}; it has {', '.join(self.parsers)}")
-        if unconstrained is None:
-            parses = self.parse(prepared, wanted, tags="gold")
-            combined = combine(self.ensemble, self.ensemble_members, prepared, parses)
-        else:
-            parses = {name: list(unconstrained[0][name]) for name in wanted}
-            combined = list(unconstrained[1])
+        if unconstrained is None:  # (constraints checked first: a bad one costs no parse)
+            free = self.parse(prepared, wanted, tags="gold")
+            unconstrained = (free, combine(self.ensemble, self.ensemble_members, prepared, free))
         parses, forced = reparse_under_constraints(
-            self.parsers, self.ensemble, self.ensemble_members, prepared, constraints, (parses, combined),
+            self.parsers, self.ensemble, self.ensemble_members, prepared, constraints,
+            ({name: unconstrained[0][name] for name in wanted}, unconstrained[1]),
             previous=previous, adapt=adapt)
         if (tags or self.tags) == "predicted":
             for member_parses in [*parses.values(), forced]:
