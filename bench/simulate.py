@@ -42,7 +42,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from simulate_report import is_interactive, label, report, strategy_parts  # noqa: E402
+from simulate_report import PER_ROUND, is_interactive, label, report, strategy_parts  # noqa: E402
 
 from parsing.semi.selection import STRATEGIES  # noqa: E402
 from parsing.semi.self_training import SELECTIONS  # noqa: E402
@@ -83,7 +83,9 @@ def _job(args: argparse.Namespace, treebank: str, strategy: str, setting: tuple[
     train, dev = _files(args.ud / treebank)
     source, select = setting
     base, threshold = strategy_parts(strategy)
-    name = f"{treebank}-n{args.seed_trees}-{strategy}-{label(source, select).replace(':', '-')}-s{seed}"
+    batch = "" if args.per_round == PER_ROUND else f"-b{args.per_round}"
+    written = label(source, select).replace(":", "-")
+    name = f"{treebank}-n{args.seed_trees}{batch}-{strategy}-{written}-s{seed}"
     out = args.out_dir / f"{name}.json"
     command = [sys.executable, "-m", "parsing", "simulate", "--train", str(train), "--dev", str(dev),
                "--seed-trees", str(args.seed_trees), "--per-round", str(args.per_round),
@@ -152,7 +154,7 @@ def main() -> None:
     parser.add_argument("--select", default="confidence", choices=SELECTIONS,
                         help="self-training selection when a setting names none")
     parser.add_argument("--seed-trees", type=int, default=100)
-    parser.add_argument("--per-round", type=int, default=50)
+    parser.add_argument("--per-round", type=int, default=PER_ROUND)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--parsers", default=",".join(DEFAULT_PARSERS))
     parser.add_argument("--member-params", action="append", default=[], metavar="MEMBER.PARAM=VALUE")

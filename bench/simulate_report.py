@@ -30,6 +30,8 @@ PARTIAL = "+partial-"
 (the oracle annotates only words whose labelled vote share is below THRESHOLD)."""
 INTERACTIVE = "+interactive"
 """Ending a partial strategy: it runs with ``--interactive`` too."""
+PER_ROUND = 50
+"""The sentences a round adds unless ``--per-round`` says otherwise (``bench/simulate.py``)."""
 
 
 def strategy_parts(label: str) -> tuple[str, str | None]:
@@ -175,21 +177,39 @@ GAIN_SHARE = 0.95
 """Partial annotation is measured at this share of full-sentence annotation's dev-LAS gain."""
 
 
+def batch_label(row: Row) -> str:
+    """A run's strategy, with ``" (N a round)"`` when its rounds add other than :data:`PER_ROUND`
+    sentences.
+
+    Examples:
+        >>> batch_label({"strategy": "random", "config": {"per_round": 25}})
+        'random (25 a round)'
+    """
+    per_round = int(row["config"]["per_round"])
+    strategy = str(row["strategy"])
+    return strategy + ("" if per_round == PER_ROUND else f" ({per_round} a round)")
+
+
 def partial_gain_table(rows: Sequence[Row]) -> str:
     """For each ``STRATEGY+partial-T`` run: the human-touched tokens it needed (beyond the seed
     trees) to reach :data:`GAIN_SHARE` of full-sentence annotation's final dev-LAS gain over the
     seed trees, as % of the tokens full-sentence annotation added; against random selection and,
-    where it ran, the same STRATEGY without partial (same treebank and seed; no self-training)."""
+    where it ran, the same STRATEGY without partial (same treebank and seed; no self-training).
+    The baselines add :data:`PER_ROUND` sentences a round; a partial run may add fewer (its
+    label says so, :func:`batch_label`): the target is the baseline's final LAS, whatever the
+    size of the partial run's rounds."""
     runs: dict[tuple[Any, ...], dict[str, dict[int, Row]]] = defaultdict(lambda: defaultdict(dict))
     for row in rows:
         if row["self_training"] == "none":
-            runs[_key(row)][row["strategy"]][row["seed"]] = row
+            key = _key(row)
+            runs[key[:2] + key[3:]][batch_label(row)][row["seed"]] = row
     lines = ["| treebank | partial run | full-sentence baseline | % of its added tokens | seeds |",
              "|---|---|---|---|---|"]
     means: dict[tuple[str, str], list[float]] = defaultdict(list)
     for key in sorted(runs):
         for strategy in sorted(s for s in runs[key] if strategy_parts(s)[1] is not None):
-            for baseline in dict.fromkeys(["random", strategy_parts(strategy)[0]]):
+            base = strategy_parts(strategy.partition(" (")[0])[0]
+            for baseline in dict.fromkeys(["random", base]):
                 shares, tried = [], 0
                 for seed, partial in runs[key][strategy].items():
                     full = runs[key].get(baseline, {}).get(seed)

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.simulate_report import is_interactive, self_training_table, strategy_parts, token_share_table
+from bench.simulate_report import (
+    batch_label,
+    is_interactive,
+    partial_gain_table,
+    self_training_table,
+    strategy_parts,
+    token_share_table,
+)
 
 
 def _row(strategy: str, curve: list[tuple[int, float]], seed: int = 0) -> dict[str, Any]:
@@ -58,3 +65,13 @@ def test_self_training_gains_leave_out_runs_whose_pool_ran_out() -> None:
     assert ("| UD_B | 100 | random | ensemble:confidence | "
             "no automatic tree in the final round (the pool ran out) |") in table
     assert "| **mean** | | | ensemble:confidence | **+1.00** | **+1.00** |" in table  # UD_B's +0.00 left out
+
+
+def test_partial_runs_with_smaller_rounds_are_measured_against_the_usual_baseline() -> None:
+    full = _row("random", [(1000, 70.0), (2000, 72.0), (3000, 74.0)])
+    small = _row("expected-errors+partial-0.8", [(1000, 70.0), (1250, 72.0), (1500, 73.8), (1750, 74.0)])
+    small["config"] = {**small["config"], "per_round": 25}
+    table = partial_gain_table([full, small])
+    # 95% of random's gain of 4.0 is 73.8, reached after 500 of random's 2,000 added tokens
+    assert "| UD_X | expected-errors+partial-0.8 (25 a round) | random | 25.0% | 1/1 |" in table
+    assert batch_label(full) == "random"
