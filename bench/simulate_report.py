@@ -206,6 +206,7 @@ def partial_gain_table(rows: Sequence[Row]) -> str:
     lines = ["| treebank | partial run | full-sentence baseline | % of its added tokens | seeds |",
              "|---|---|---|---|---|"]
     means: dict[tuple[str, str], list[float]] = defaultdict(list)
+    measured: dict[tuple[str, str], int] = defaultdict(int)  # treebanks with a comparable run
     for key in sorted(runs):
         for strategy in sorted(s for s in runs[key] if strategy_parts(s)[1] is not None):
             base = strategy_parts(strategy.partition(" (")[0])[0]
@@ -224,13 +225,16 @@ def partial_gain_table(rows: Sequence[Row]) -> str:
                         shares.append(100.0 * (reached - start["annotated_tokens"]) / added)
                 if not tried:
                     continue
+                measured[(strategy, baseline)] += 1
                 cell = "not reached" if not shares else f"{np.mean(shares):.1f}%"
                 if shares:
                     means[(strategy, baseline)].append(float(np.mean(shares)))
                 lines.append(f"| {key[0]} | {strategy} | {baseline} | {cell} | {len(shares)}/{tried} |")
-    for (strategy, baseline), values in sorted(means.items()):
-        mean = f"**{np.mean(values):.1f}%**"
-        lines.append(f"| **mean** ({len(values)} treebanks) | {strategy} | {baseline} | {mean} | |")
+    for (strategy, baseline), count in sorted(measured.items()):
+        values = means[(strategy, baseline)]
+        mean = f"**{np.mean(values):.1f}%**" if values else "—"
+        lines.append(f"| **mean** (reached on {len(values)} of {count} treebanks) | {strategy} | {baseline} "
+                     f"| {mean} | |")
     return "\n".join(lines)
 
 

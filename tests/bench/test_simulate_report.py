@@ -75,3 +75,16 @@ def test_partial_runs_with_smaller_rounds_are_measured_against_the_usual_baselin
     # 95% of random's gain of 4.0 is 73.8, reached after 500 of random's 2,000 added tokens
     assert "| UD_X | expected-errors+partial-0.8 (25 a round) | random | 25.0% | 1/1 |" in table
     assert batch_label(full) == "random"
+
+
+def test_the_partial_mean_says_on_how_many_treebanks_it_was_reached() -> None:
+    rows = []
+    for treebank, curve in (("UD_A", [(1000, 70.0), (1500, 73.8)]), ("UD_B", [(1000, 70.0), (1500, 71.0)])):
+        full = _row("random", [(1000, 70.0), (2000, 72.0), (3000, 74.0)])
+        partial = _row("random+partial-0.8", curve)
+        full["treebank"] = partial["treebank"] = treebank
+        rows += [full, partial]
+    table = partial_gain_table(rows)
+    assert "| UD_B | random+partial-0.8 | random | not reached | 0/1 |" in table
+    # UD_A reaches 73.8 (95% of random's gain of 4.0) at 1,500 tokens: 500 of random's 2,000 added
+    assert "| **mean** (reached on 1 of 2 treebanks) | random+partial-0.8 | random | **25.0%** | |" in table
