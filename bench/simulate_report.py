@@ -56,9 +56,11 @@ def is_interactive(label: str) -> bool:
     return label.endswith(INTERACTIVE) and strategy_parts(label)[1] is not None
 
 
-def _strategy_order(label: str) -> tuple[int, str]:
+def _strategy_order(label: str) -> tuple[int, str, str]:
+    """Columns in :data:`STRATEGIES` order, then by threshold, then by label (``+interactive``
+    after its plain twin; without the label, ties fell to set order and changed between runs)."""
     strategy, threshold = strategy_parts(label)
-    return (STRATEGIES.index(strategy) if strategy in STRATEGIES else len(STRATEGIES), threshold or "")
+    return (STRATEGIES.index(strategy) if strategy in STRATEGIES else len(STRATEGIES), threshold or "", label)
 
 
 def label(source: str, select: str) -> str:
@@ -77,11 +79,13 @@ def read_rows(path: Path) -> list[Row]:
     return list(rows.values())
 
 
-def _key(row: Row) -> tuple[Any, ...]:
-    """What makes two runs comparable: treebank, seed trees, batch size, members, warm, setting."""
+def _key(row: Row, *, batch: bool = True) -> tuple[Any, ...]:
+    """What makes two runs comparable: treebank, seed trees, batch size (unless ``batch`` is
+    false), members, warm, setting."""
     config = row["config"]
-    return (row["treebank"], config["seed_trees"], config["per_round"], tuple(config["parsers"]),
-            bool(config.get("warm")), label(row["self_training"], row["select"]))
+    sizes = (config["seed_trees"], config["per_round"]) if batch else (config["seed_trees"],)
+    return (row["treebank"], *sizes, tuple(config["parsers"]), bool(config.get("warm")),
+            label(row["self_training"], row["select"]))
 
 
 def tokens_to_reach(rounds: Sequence[Row], target: float, key: str = "dev_las") -> float | None:
@@ -201,8 +205,7 @@ def partial_gain_table(rows: Sequence[Row]) -> str:
     runs: dict[tuple[Any, ...], dict[str, dict[int, Row]]] = defaultdict(lambda: defaultdict(dict))
     for row in rows:
         if row["self_training"] == "none":
-            key = _key(row)
-            runs[key[:2] + key[3:]][batch_label(row)][row["seed"]] = row
+            runs[_key(row, batch=False)][batch_label(row)][row["seed"]] = row
     lines = ["| treebank | partial run | full-sentence baseline | % of its added tokens | seeds |",
              "|---|---|---|---|---|"]
     means: dict[tuple[str, str], list[float]] = defaultdict(list)

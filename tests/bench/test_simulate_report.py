@@ -88,3 +88,12 @@ def test_the_partial_mean_says_on_how_many_treebanks_it_was_reached() -> None:
     assert "| UD_B | random+partial-0.8 | random | not reached | 0/1 |" in table
     # UD_A reaches 73.8 (95% of random's gain of 4.0) at 1,500 tokens: 500 of random's 2,000 added
     assert "| **mean** (reached on 1 of 2 treebanks) | random+partial-0.8 | random | **25.0%** | |" in table
+
+
+def test_an_interactive_column_follows_its_plain_twin_whatever_the_order_of_the_rows() -> None:
+    curve = [(1000, 70.0), (2000, 74.0)]
+    labels = ["expected-errors+partial-0.8+interactive", "expected-errors+partial-0.8", "random"]
+    for ordered in (labels, labels[::-1]):
+        header = token_share_table([_row(label, curve) for label in ordered]).splitlines()[0]
+        assert header == ("| treebank | seed trees | random | expected-errors+partial-0.8 | "
+                          "expected-errors+partial-0.8+interactive |")
