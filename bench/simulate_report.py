@@ -212,8 +212,8 @@ def partial_gain_table(rows: Sequence[Row]) -> str:
     measured: dict[tuple[str, str], int] = defaultdict(int)  # treebanks with a comparable run
     for key in sorted(runs):
         for strategy in sorted(s for s in runs[key] if strategy_parts(s)[1] is not None):
-            base = strategy_parts(strategy.partition(" (")[0])[0]
-            for baseline in dict.fromkeys(["random", base]):
+            written = next(iter(runs[key][strategy].values()))["strategy"]  # without batch_label's suffix
+            for baseline in dict.fromkeys(["random", strategy_parts(written)[0]]):
                 shares, tried = [], 0
                 for seed, partial in runs[key][strategy].items():
                     full = runs[key].get(baseline, {}).get(seed)
