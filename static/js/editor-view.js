@@ -156,9 +156,17 @@ export function renderTable(S, table, onSelect) {
       "data-word": w.id, onclick: () => onSelect(w.id),
     }, h("td", {}, w.id), h("td", { dir: "auto" }, w.form), h("td", { class: "upos" }, S.columns.upos[i]), S.members.map(cell),
     S.ensemble ? cell(S.ensemble) : h("td", {}, "—"), h("td", { class: "num" }, vote === null || vote === undefined ? "—" : vote.toFixed(2)),
-    h("td", { class: "current" }, `${cur[0] ?? "—"} ${cur[1] ?? ""}`), h("td", { class: "reviewed" }, S.reviewed.has(w.id) ? "✓" : ""));
+    h("td", { class: "current" }, `${cur[0] ?? "—"} ${cur[1] ?? ""}`), reviewedCell(S.reviewed.has(w.id)));
   });
   table.replaceChildren(h("thead", {}, head), h("tbody", {}, rows));
+}
+
+/**
+ * The ✓ column: every cell holds the tick and only a class shows it, so accepting a word restyles
+ * one cell instead of re-measuring the 100-row table (a text change would); hidden ticks are not read out.
+ */
+function reviewedCell(ticked) {
+  return h("td", { class: ticked ? "reviewed ticked" : "reviewed" }, "✓");
 }
 
 /** After a change of the ``changed`` words: their rows' colours, "Current" and ✓ cells. */
@@ -179,31 +187,78 @@ export function updateTable(S, table, changed) {
     if (cell.textContent !== current) cell.textContent = current;
     const upos = row.querySelector("td.upos");
     if (upos.textContent !== S.columns.upos[i]) upos.textContent = S.columns.upos[i];
-    const tick = S.reviewed.has(i + 1) ? "✓" : "";
     const reviewed = row.querySelector("td.reviewed");
-    if (reviewed.textContent !== tick) reviewed.textContent = tick;
+    const ticked = S.reviewed.has(i + 1);
+    if (reviewed.classList.contains("ticked") !== ticked) reviewed.classList.toggle("ticked", ticked);
   }
 }
 
+/**
+ * The selected word's panel: heading, current arc, the members' proposed heads (1–9) and the
+ * head/label form. Built once and then updated in place, so moving along a 100-word sentence
+ * rebuilds only the proposals. The label suggestions (a datalist the members' labels lead) are
+ * filled when the label field is focused: refilling them on every key cost more than the rest
+ * of the key's work together.
+ */
 export function renderPanel(S, panel, actions) {
+  const parts = panel.$parts ?? buildPanel(panel, actions);
+  parts.state = S;
   const word = S.selected;
-  const w = S.words[word - 1];
-  const candidates = headCandidates(S.members, S.ensemble, word);
-  const labels = labelCandidates(S.members, word, S.heads[word - 1], S.labels);
-  panel.replaceChildren(
-    h("h2", {}, `Word ${word}: `, h("span", { dir: "auto" }, w.form), h("span", { class: "meta" }, ` ${S.columns.upos[word - 1]}`)),
-    h("p", { class: "current-arc" }, `Head ${headName(S, S.heads[word - 1])} · label ${S.deprels[word - 1] ?? "—"}`,
-      S.reviewed.has(word) ? h("span", { class: "tag ok" }, "reviewed") : null),
-    h("ol", { class: "candidates", "aria-label": "Heads proposed by the members (press 1–9)" }, candidates.slice(0, 9).map((c, i) =>
-      h("li", {}, h("button", { type: "button", class: `button candidate${c.head === S.heads[word - 1] ? " chosen" : ""}`,
+  const head = S.heads[word - 1];
+  parts.number.textContent = `Word ${word}: `;
+  parts.form.textContent = S.words[word - 1].form;
+  parts.upos.textContent = ` ${S.columns.upos[word - 1]}`;
+  parts.arc.textContent = `Head ${headName(S, head)} · label ${S.deprels[word - 1] ?? "—"}`;
+  parts.reviewed.hidden = !S.reviewed.has(word);
+  const candidates = headCandidates(S.members, S.ensemble, word).slice(0, 9);
+  const shown = JSON.stringify([word, head, candidates]);
+  if (shown !== parts.shown) {
+    parts.shown = shown;
+    parts.candidates.replaceChildren(...candidates.map((c, i) => h("li", {},
+      h("button", { type: "button", class: `button candidate${c.head === head ? " chosen" : ""}`,
         onclick: () => actions.setHead(word, c.head) }, h("kbd", {}, String(i + 1)), ` ${headName(S, c.head)} `,
-      h("span", { class: "meta" }, `${c.votes} vote${c.votes === 1 ? "" : "s"}: ${c.names.join(", ")}`))))),
+      h("span", { class: "meta" }, `${c.votes} vote${c.votes === 1 ? "" : "s"}: ${c.names.join(", ")}`)))));
+  }
+  parts.head.max = S.words.length;
+  setValue(parts.head, head ?? "");
+  setValue(parts.label, S.deprels[word - 1] ?? "");
+  if (document.activeElement === parts.label) fillLabels(S, parts);
+}
+
+function buildPanel(panel, actions) {
+  const parts = {
+    number: document.createTextNode(""), form: h("span", { dir: "auto" }), upos: h("span", { class: "meta" }),
+    arc: document.createTextNode(""), reviewed: h("span", { class: "tag ok" }, "reviewed"),
+    candidates: h("ol", { class: "candidates", "aria-label": "Heads proposed by the members (press 1–9)" }),
+    head: h("input", { id: "head-input", type: "number", min: 0, size: 4 }),
+    label: h("input", { id: "label-input", list: "label-list", autocomplete: "off", size: 14 }),
+    labels: h("datalist", { id: "label-list" }), state: null, shown: null, labelsKey: null,
+  };
+  parts.label.addEventListener("focus", () => fillLabels(parts.state, parts));
+  panel.replaceChildren(
+    h("h2", {}, parts.number, parts.form, parts.upos),
+    h("p", { class: "current-arc" }, parts.arc, parts.reviewed),
+    parts.candidates,
     h("form", { class: "arc-form", onsubmit: (e) => { e.preventDefault(); actions.submitForm(); } },
-      h("label", {}, "Head # ", h("input", { id: "head-input", type: "number", min: 0, max: S.words.length, value: S.heads[word - 1] ?? "", size: 4 })),
-      h("label", {}, "Label ", h("input", { id: "label-input", list: "label-list", value: S.deprels[word - 1] ?? "", autocomplete: "off", size: 14 })),
-      h("datalist", { id: "label-list" }, labels.map((l) => h("option", { value: l }))),
+      h("label", {}, "Head # ", parts.head), h("label", {}, "Label ", parts.label), parts.labels,
       h("button", { type: "submit", class: "button" }, "Apply")),
   );
+  panel.$parts = parts;
+  return parts;
+}
+
+/** A field shows ``value`` (as the old panel did when it was rebuilt); untouched when it already does. */
+function setValue(input, value) {
+  if (input.value !== String(value)) input.value = String(value);
+}
+
+/** The label suggestions for the selected word and its head (the options are replaced only when they differ). */
+function fillLabels(S, parts) {
+  const labels = labelCandidates(S.members, S.selected, S.heads[S.selected - 1], S.labels);
+  const key = labels.join("\n");
+  if (key === parts.labelsKey) return;
+  parts.labelsKey = key;
+  parts.labels.replaceChildren(...labels.map((l) => h("option", { value: l })));
 }
 
 export function renderStatus(S, box) {

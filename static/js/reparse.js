@@ -90,8 +90,9 @@ export async function reparseStep(editor) {
 
 /**
  * Run ``redraw`` (a reply that arrived while the annotator may be typing, e.g. a label after
- * pressing l) without taking their field away: the panel is rebuilt, so the field they were in
- * is found again by id and gets back their text, caret and focus.
+ * pressing l) without taking their field away: the redraw shows the tree's values (and may
+ * rebuild a field), so the field they were in is found again by id and gets back their text,
+ * caret and focus.
  */
 function keepingTheField(editor, redraw) {
   const field = document.activeElement;
@@ -99,8 +100,8 @@ function keepingTheField(editor, redraw) {
     ? { id: field.id, value: field.value, start: field.selectionStart, end: field.selectionEnd } : null;
   redraw();
   const again = typing && editor.root.querySelector(`#${typing.id}`);
-  if (!again || again === document.activeElement) return;
-  again.value = typing.value;
-  again.focus();
+  if (!again) return;
+  if (again.value !== typing.value) again.value = typing.value;
+  if (again !== document.activeElement) again.focus();
   if (typing.start !== null) again.setSelectionRange(typing.start, typing.end);  // null: a number field
 }

@@ -154,13 +154,43 @@ def test_a_root_word_moved_under_another_word_gets_a_voted_label(ui: Any, senten
     page.wait_for_selector("#message:has-text('Saved version 1')")
 
 
+def test_the_panel_follows_the_selection_and_offers_the_members_labels_first(
+    ui: Any, sentences: dict[str, int]
+) -> None:
+    page = ui
+    open_editor(page, sentences["short"])
+    page.evaluate("window.labelField = document.querySelector('#label-input')")
+    options = "() => [...document.querySelectorAll('#label-list option')].map((o) => o.value)"
+    page.keyboard.press("j")  # "said": graph1 keeps it the root, eager puts it under "left" as parataxis
+    assert "Word 2: said" in page.inner_text("#panel h2")
+    assert page.locator("#panel .current-arc .tag.ok").is_hidden()
+    page.keyboard.press("l")
+    offered = page.evaluate(options)  # the label of the member that agrees with the current head first
+    said = editor_state(page)
+    assert offered[0] == said["deprels"][1] and set(offered[:2]) == {"root", "parataxis"} and "nsubj" in offered[2:]
+    page.keyboard.press("Escape")
+    page.keyboard.press("a")  # accept "said": on to "he", both members' nsubj of "left"
+    assert "Word 3: he" in page.inner_text("#panel h2")
+    assert page.input_value("#head-input") == "4" and page.input_value("#label-input") == "nsubj"
+    page.keyboard.press("l")
+    assert page.evaluate(options)[0] == "nsubj"
+    page.keyboard.press("Escape")
+    page.keyboard.press("k")
+    assert page.locator("#panel .current-arc .tag.ok").is_visible()
+    assert page.input_value("#head-input") == str(said["heads"][1])
+    assert page.input_value("#label-input") == said["deprels"][1]
+    # The panel is updated in place, not rebuilt: the field is the one the page started with.
+    assert page.evaluate("window.labelField === document.querySelector('#label-input')")
+    assert page.locator("#tokens td.reviewed.ticked").count() == 1
+
+
 def test_save_as_reviewed_marks_every_word(ui: Any, sentences: dict[str, int], screenshot: Shot) -> None:
     page = ui
     open_editor(page, sentences["short"])
     page.keyboard.press("r")
     page.wait_for_selector("#message:has-text('as reviewed')")
     assert "6 of 6 words reviewed · sentence: reviewed" in status_line(page)
-    assert page.locator("#tokens td.reviewed:has-text('✓')").count() == 6
+    assert page.locator("#tokens td.reviewed.ticked").count() == 6
     assert not editor_state(page)["dirty"]
     screenshot(page, "editor-faults-reviewed")
 
