@@ -167,7 +167,8 @@ def test_the_panel_follows_the_selection_and_offers_the_members_labels_first(
     page.keyboard.press("l")
     offered = page.evaluate(options)  # the label of the member that agrees with the current head first
     said = editor_state(page)
-    assert offered[0] == said["deprels"][1] and set(offered[:2]) == {"root", "parataxis"} and "nsubj" in offered[2:]
+    assert offered[0] == said["deprels"][1] and set(offered[:2]) == {"root", "parataxis"}
+    assert "nsubj" in offered[2:]
     page.keyboard.press("Escape")
     page.keyboard.press("a")  # accept "said": on to "he", both members' nsubj of "left"
     assert "Word 3: he" in page.inner_text("#panel h2")
