@@ -166,7 +166,7 @@ export function renderTable(S, table, onSelect) {
  * one cell instead of re-measuring the 100-row table (a text change would); hidden ticks are not read out.
  */
 function reviewedCell(ticked) {
-  return h("td", { class: ticked ? "reviewed ticked" : "reviewed" }, "✓");
+  return h("td", { class: ticked ? "reviewed ticked" : "reviewed" }, h("span", {}, "✓"));
 }
 
 /** After a change of the ``changed`` words: their rows' colours, "Current" and ✓ cells. */
