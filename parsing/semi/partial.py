@@ -25,11 +25,13 @@ provenance "human"; the others, provenance "parser", were filled in as above):
   human words, so the filled-in arcs are left out of the loss. Their labeller
   (:class:`parsing.labeller.ArcLabeller`) trains on the annotated arcs only; the filled-in
   labels are left out too (the tree around an annotated arc is still read whole).
-* ``eager``, ``hybrid``, ``swap`` and their right-to-left twins (transition-based): trained
-  on the whole filled-in tree, every arc and label weighted alike. Their oracles need a
-  complete tree (the swap oracle orders words by it; the pseudo-projective members lift the
-  whole tree first), so leaving arcs out would need a dynamic oracle over partial gold arcs,
-  which is not built.
+* ``eager``, ``hybrid`` and their right-to-left twins (transition-based, dynamic oracle):
+  they follow the whole filled-in tree (lifted whole by the pseudo-projective transform), and
+  an update whose wrong prediction loses only filled-in arcs gets ``filled_weight`` (the
+  dynamic oracle with the filled words' heads unknown, -1, tells which; 1 by default learns
+  them like human arcs, 0 leaves them out of the loss).
+* ``swap`` and ``swap-rtl``: trained on the whole filled-in tree, every arc and label weighted
+  alike: the static swap oracle orders the words by the complete tree.
 * ``neural``: trained on the whole filled-in tree, like the transition members.
 
 Conventions (see :mod:`parsing`): index 0 is ROOT, ``heads[0] == -1``, ``scores[dep, head]``.

@@ -84,6 +84,12 @@ class TransitionParser(GreedyDecoding, BaseParser):
         beam_size: must be 1 (greedy); beam search is not implemented.
         exploration: probability of following the model's own prediction from the second
             epoch on (dynamic-oracle systems only; 0 follows the oracle always).
+        filled_weight: on a partial tree (``Sentence.annotated``), the weight of an update
+            whose wrong prediction loses only arcs the parsers filled in, not a human arc
+            (dynamic-oracle systems only: the oracle with the filled words' heads unknown says
+            which). 1 learns the filled-in tree like a human one; 0 leaves the filled-in arcs
+            out of the loss (Li, Zhang, Chao & Zhang 2016); the static swap oracle always
+            learns the whole tree.
         n_bits: feature hashing buckets ``2**n_bits``.
         min_feature_count: buckets seen fewer times in the oracle configurations get no weights.
         warm_start: when fitting an already fitted parser, continue from its weights (module
@@ -118,6 +124,7 @@ class TransitionParser(GreedyDecoding, BaseParser):
     description: ClassVar[str] = "greedy transition-based parser (averaged perceptron)"
     warm_start: bool = False  # class defaults: parsers saved before these parameters existed
     warm_epochs: int = 1
+    filled_weight: float = 1.0
     clusters: ClusterLexicon | str | None = None
     cluster_text: str | None = None
     warm_attributes: ClassVar[tuple[str, ...]] = ("raw_weights_",)
@@ -135,6 +142,7 @@ class TransitionParser(GreedyDecoding, BaseParser):
         epochs: int = 15,
         beam_size: int = 1,
         exploration: float = 0.9,
+        filled_weight: float = 1.0,
         n_bits: int = 22,
         min_feature_count: int = 1,
         warm_start: bool = False,
@@ -148,6 +156,9 @@ class TransitionParser(GreedyDecoding, BaseParser):
         self.epochs = epochs
         self.beam_size = beam_size
         self.exploration = exploration
+        if not 0.0 <= filled_weight <= 1.0:
+            raise ValueError(f"filled_weight must lie in [0, 1], got {filled_weight}")
+        self.filled_weight = filled_weight
         self.n_bits = n_bits
         self.min_feature_count = min_feature_count
         self.warm_start = warm_start
@@ -179,7 +190,14 @@ class TransitionParser(GreedyDecoding, BaseParser):
             return Encoded(atoms)
         heads, deprels = self._training_tree(sentence)
         label_ids = self.labels_.ids(deprels) - 1
-        return Encoded(atoms, heads, label_ids.astype(np.intp))
+        filled = None
+        if sentence.partial and self.filled_weight < 1.0 and self._system().dynamic:
+            assert sentence.annotated is not None
+            filled = ~np.asarray(sentence.annotated, dtype=bool)
+            filled[0] = False
+            if self.right_to_left:
+                filled = np.concatenate(([False], filled[:0:-1]))
+        return Encoded(atoms, heads, label_ids.astype(np.intp), filled)
 
     def _training_tree(self, sentence: Sentence) -> tuple[NDArray[np.intp], list[str]]:
         heads = np.asarray(sentence.heads, dtype=np.intp)

@@ -30,6 +30,7 @@ class TransitionParser(Protocol):
 
     epochs: int
     exploration: float
+    filled_weight: float
     n_bits: int
     weights_: NDArray[np.float32] | SparseRows
     rows_: NDArray[np.int32] | BucketRows
@@ -51,11 +52,16 @@ PATIENCE = 3
 
 @dataclass(slots=True)
 class Encoded:
-    """A sentence in parse order (reversed for right-to-left parsers) as ids."""
+    """A sentence in parse order (reversed for right-to-left parsers) as ids.
+
+    ``filled``: for a partial tree, the words whose arcs were filled in by the parsers rather
+    than set or confirmed by a person, shape ``(n+1,)`` (``None``: every arc is human).
+    """
 
     atoms: NDArray[np.int64]
     heads: NDArray[np.intp] | None = None
     labels: NDArray[np.intp] | None = None
+    filled: NDArray[np.bool_] | None = None
 
 
 def gold_actions(
@@ -258,14 +264,33 @@ def _train_sentence(
             gold.append(parser.class_of(action, int(sentence.labels[dep]) if dep >= 0 else 0))
         best_gold = max(gold, key=lambda c: scores[c])
         if predicted not in gold:
-            index = (
-                np.concatenate((rows, rows)).astype(np.int64),
-                np.repeat(np.array([best_gold, predicted], dtype=np.int64), len(rows)),
-            )
-            model.update(index, np.repeat([1.0, -1.0], len(rows)))
+            weight = 1.0
+            if sentence.filled is not None and _only_filled_arcs_lost(parser, system, state, sentence, predicted):
+                weight = parser.filled_weight
+            if weight > 0:
+                index = (
+                    np.concatenate((rows, rows)).astype(np.int64),
+                    np.repeat(np.array([best_gold, predicted], dtype=np.int64), len(rows)),
+                )
+                model.update(index, np.repeat([weight, -weight], len(rows)))
         model.tick()
         follow = predicted if explore and rng.random() < explore else best_gold
         parser.apply_class(system, state, follow)
+
+
+def _only_filled_arcs_lost(
+    parser: TransitionParser, system: TransitionSystem, state: State, sentence: Encoded, predicted: int
+) -> bool:
+    """Whether the wrong class ``predicted`` costs only filled-in arcs: it is zero-cost for the
+    dynamic oracle once the filled words' heads are unknown (-1, which every cost ignores),
+    with any label on a filled word. Its update then gets ``parser.filled_weight``."""
+    assert sentence.heads is not None and sentence.labels is not None and sentence.filled is not None
+    human_heads = np.where(sentence.filled, -1, sentence.heads)
+    action = Action(int(parser.class_actions_[predicted]))
+    if action not in system.gold_actions(state, human_heads):
+        return False
+    dep = system.dependent(state, action)
+    return dep < 0 or bool(sentence.filled[dep]) or parser.class_of(action, int(sentence.labels[dep])) == predicted
 
 
 def labelled_accuracy(parser: TransitionParser, dev: Sequence[Sentence]) -> float:

@@ -88,3 +88,45 @@ def test_a_labeller_with_no_annotated_arc_is_refused(wolof: list[Sentence]) -> N
     nothing = [replace(s, annotated=np.zeros(len(s) + 1, dtype=bool)) for s in wolof[:3]]
     with pytest.raises(ValueError, match="annotated arc"):
         ArcLabeller(n_bits=16).fit(nothing)
+
+
+TRANSITION = {"epochs": 3, "n_bits": 16, "random_state": 0}
+
+
+@pytest.mark.parametrize("name", ["eager", "hybrid-rtl"])
+def test_transition_members_weight_updates_that_lose_only_filled_arcs(wolof: list[Sentence], name: str) -> None:
+    marked = partial(wolof, filled="gold")
+    whole = build_member(name, **TRANSITION).fit(wolof).weights_.dense()
+    # weight 1 (the default) learns the filled-in tree like a human one: as if it were whole
+    np.testing.assert_array_equal(build_member(name, **TRANSITION).fit(marked).weights_.dense(), whole)
+    left_out = build_member(name, filled_weight=0.0, **TRANSITION).fit(marked).weights_.dense()
+    halved = build_member(name, filled_weight=0.5, **TRANSITION).fit(marked).weights_.dense()
+    assert not np.array_equal(left_out, whole) and not np.array_equal(halved, whole)
+    assert not np.array_equal(left_out, halved)
+    # a whole tree marked as annotated has no filled arcs: the weight changes nothing
+    every = [replace(s, annotated=np.ones(len(s) + 1, dtype=bool)) for s in wolof]
+    np.testing.assert_array_equal(build_member(name, filled_weight=0.0, **TRANSITION).fit(every).weights_.dense(),
+                                  whole)
+
+
+def test_leaving_noisy_filled_arcs_out_learns_the_human_arcs_better(ud_root: Path) -> None:
+    train = load_sentences(ud_root / "UD_Wolof-WTB" / "wo_wtb-ud-train.conllu")[:150]
+    dev = load_sentences(ud_root / "UD_Wolof-WTB" / "wo_wtb-ud-dev.conllu")[:150]
+    noisy = partial(train, filled="random")  # two thirds of every tree is a random tree
+
+    def uas(weight: float) -> float:
+        parser = build_member("eager", filled_weight=weight, **TRANSITION).fit(noisy)
+        parses = parser.predict(dev)
+        right = sum(int(np.sum(p.heads[1:] == s.heads[1:])) for p, s in zip(parses, dev, strict=True))
+        return right / sum(len(s) for s in dev)
+
+    assert uas(0.0) > uas(1.0) + 0.05
+
+
+def test_the_swap_member_and_bad_weights(wolof: list[Sentence]) -> None:
+    marked = partial(wolof[:10], filled="gold")
+    # the static swap oracle needs the whole tree: the weight does not apply to it
+    np.testing.assert_array_equal(build_member("swap", filled_weight=0.0, **TRANSITION).fit(marked).weights_.dense(),
+                                  build_member("swap", **TRANSITION).fit(marked).weights_.dense())
+    with pytest.raises(ValueError, match="filled_weight"):
+        build_member("eager", filled_weight=1.5)
