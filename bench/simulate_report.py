@@ -75,7 +75,7 @@ def read_rows(path: Path) -> list[Row]:
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.strip():
             row = json.loads(line)
-            rows[_key(row) + (row["strategy"], row["seed"])] = row
+            rows[_key(row) + (run_strategy(row), row["seed"])] = row
     return list(rows.values())
 
 
@@ -138,7 +138,7 @@ def token_share_table(rows: Sequence[Row], *, beyond_seed: bool = False) -> str:
     runs: dict[tuple[Any, ...], dict[str, dict[int, Row]]] = defaultdict(lambda: defaultdict(dict))
     for row in rows:
         if row["self_training"] == "none":
-            runs[_key(row)][row["strategy"]][row["seed"]] = row
+            runs[_key(row)][run_strategy(row)][row["seed"]] = row
     strategies = sorted({s for by in runs.values() for s in by}, key=_strategy_order)
     lines = ["| treebank | seed trees | " + " | ".join(strategies) + " |",
              "|---|---|" + "---|" * len(strategies)]
@@ -181,16 +181,34 @@ GAIN_SHARE = 0.95
 """Partial annotation is measured at this share of full-sentence annotation's dev-LAS gain."""
 
 
+def run_strategy(row: Row) -> str:
+    """A run's strategy, with ``" (filled arcs ×W)"`` when its transition members weighted the
+    updates that lose only filled-in arcs of partial trees by W < 1 (``--member-params
+    eager.filled_weight=W``): such runs are told apart from the default ones in every table.
+
+    Examples:
+        >>> run_strategy({"strategy": "random", "config": {"member_params": {"eager": {"epochs": 6}}}})
+        'random'
+        >>> params = {"eager": {"filled_weight": 0.3}, "hybrid": {"filled_weight": 0.3}}
+        >>> run_strategy({"strategy": "entropy+partial-0.8", "config": {"member_params": params}})
+        'entropy+partial-0.8 (filled arcs ×0.3)'
+    """
+    params = row["config"].get("member_params") or {}
+    weights = sorted({float(p["filled_weight"]) for p in params.values() if "filled_weight" in p} - {1.0})
+    suffix = f" (filled arcs ×{'/'.join(f'{w:g}' for w in weights)})" if weights else ""
+    return str(row["strategy"]) + suffix
+
+
 def batch_label(row: Row) -> str:
-    """A run's strategy, with ``" (N a round)"`` when its rounds add other than :data:`PER_ROUND`
-    sentences.
+    """A run's strategy (:func:`run_strategy`), with ``" (N a round)"`` when its rounds add
+    other than :data:`PER_ROUND` sentences.
 
     Examples:
         >>> batch_label({"strategy": "random", "config": {"per_round": 25}})
         'random (25 a round)'
     """
     per_round = int(row["config"]["per_round"])
-    strategy = str(row["strategy"])
+    strategy = run_strategy(row)
     return strategy + ("" if per_round == PER_ROUND else f" ({per_round} a round)")
 
 
@@ -246,18 +264,18 @@ def self_training_table(rows: Sequence[Row]) -> str:
 
     A run whose final round trained on no automatic tree (its pool ran out) is no measurement of
     self-training: its cell says so and it stays out of the means."""
-    baseline = {(_key(r)[:5], r["strategy"], r["seed"]): r for r in rows if r["self_training"] == "none"}
+    baseline = {(_key(r)[:5], run_strategy(r), r["seed"]): r for r in rows if r["self_training"] == "none"}
     gains: dict[tuple[Any, ...], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     empty: set[tuple[Any, ...]] = set()
     members: list[str] = []
     for row in rows:
         if row["self_training"] == "none":
             continue
-        base = baseline.get((_key(row)[:5], row["strategy"], row["seed"]))
+        base = baseline.get((_key(row)[:5], run_strategy(row), row["seed"]))
         if base is None:
             continue
         final, before = row["rounds"][-1], base["rounds"][-1]
-        group = (row["treebank"], row["config"]["seed_trees"], row["strategy"], _key(row)[5])
+        group = (row["treebank"], row["config"]["seed_trees"], run_strategy(row), _key(row)[5])
         if not any(final.get("automatic_sentences", {}).values()):
             empty.add(group)
             continue
@@ -306,8 +324,8 @@ def draw_curves(rows: Sequence[Row], folder: Path) -> list[Path]:
     by_strategy: dict[tuple[Any, ...], dict[str, list[Row]]] = defaultdict(lambda: defaultdict(list))
     for row in rows:
         key = _key(row)
-        by_setting[key][row["strategy"]].append(row)
-        by_strategy[(*key[:5], row["strategy"])][key[5]].append(row)
+        by_setting[key][run_strategy(row)].append(row)
+        by_strategy[(*key[:5], run_strategy(row))][key[5]].append(row)
     written = []
     for key, groups in sorted(by_setting.items()):
         path = folder / f"curves-{key[0]}-n{key[1]}-{key[5].replace(':', '-')}.svg"

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from bench.simulate_report import (
     batch_label,
     is_interactive,
     partial_gain_table,
+    read_rows,
     self_training_table,
     strategy_parts,
     token_share_table,
@@ -97,3 +100,18 @@ def test_an_interactive_column_follows_its_plain_twin_whatever_the_order_of_the_
         header = token_share_table([_row(label, curve) for label in ordered]).splitlines()[0]
         assert header == ("| treebank | seed trees | random | expected-errors+partial-0.8 | "
                           "expected-errors+partial-0.8+interactive |")
+
+
+def test_runs_with_filled_arcs_weighted_are_told_apart_from_the_default_ones(tmp_path: Path) -> None:
+    full = _row("random", [(1000, 70.0), (2000, 72.0), (3000, 74.0)])
+    usual = _row("expected-errors+partial-0.8", [(1000, 70.0), (1500, 72.0), (2000, 73.8)])
+    weighted = _row("expected-errors+partial-0.8", [(1000, 70.0), (1500, 73.8)])
+    weighted["config"] = {**weighted["config"],
+                          "member_params": {"eager": {"filled_weight": 0.3}, "hybrid": {"filled_weight": 0.3}}}
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in (full, usual, weighted)), encoding="utf-8")
+    assert len(read_rows(path)) == 3  # the same strategy and seed, not one run recorded twice
+    table = partial_gain_table(read_rows(path))
+    assert "| UD_X | expected-errors+partial-0.8 | random | 50.0% | 1/1 |" in table
+    assert "| UD_X | expected-errors+partial-0.8 (filled arcs ×0.3) | random | 25.0% | 1/1 |" in table
+    assert "expected-errors+partial-0.8 (filled arcs ×0.3) |" in token_share_table(read_rows(path)).splitlines()[0]
