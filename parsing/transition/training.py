@@ -265,7 +265,9 @@ def _train_sentence(
         best_gold = max(gold, key=lambda c: scores[c])
         if predicted not in gold:
             weight = 1.0
-            if sentence.filled is not None and _only_filled_arcs_lost(parser, system, state, sentence, predicted):
+            filled_only = sentence.filled is not None and _only_filled_arcs_lost(
+                parser, system, state, sentence, predicted)
+            if filled_only:
                 weight = parser.filled_weight
             if weight > 0:
                 index = (
@@ -290,7 +292,9 @@ def _only_filled_arcs_lost(
     if action not in system.gold_actions(state, human_heads):
         return False
     dep = system.dependent(state, action)
-    return dep < 0 or bool(sentence.filled[dep]) or parser.class_of(action, int(sentence.labels[dep])) == predicted
+    if dep < 0 or sentence.filled[dep]:
+        return True
+    return parser.class_of(action, int(sentence.labels[dep])) == predicted
 
 
 def labelled_accuracy(parser: TransitionParser, dev: Sequence[Sentence]) -> float:

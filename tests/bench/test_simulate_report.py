@@ -106,12 +106,13 @@ def test_runs_with_filled_arcs_weighted_are_told_apart_from_the_default_ones(tmp
     full = _row("random", [(1000, 70.0), (2000, 72.0), (3000, 74.0)])
     usual = _row("expected-errors+partial-0.8", [(1000, 70.0), (1500, 72.0), (2000, 73.8)])
     weighted = _row("expected-errors+partial-0.8", [(1000, 70.0), (1500, 73.8)])
-    weighted["config"] = {**weighted["config"],
-                          "member_params": {"eager": {"filled_weight": 0.3}, "hybrid": {"filled_weight": 0.3}}}
+    params = {"eager": {"filled_weight": 0.3}, "hybrid": {"filled_weight": 0.3}}
+    weighted["config"] = {**weighted["config"], "member_params": params}
     path = tmp_path / "runs.jsonl"
     path.write_text("".join(json.dumps(row) + "\n" for row in (full, usual, weighted)), encoding="utf-8")
     assert len(read_rows(path)) == 3  # the same strategy and seed, not one run recorded twice
     table = partial_gain_table(read_rows(path))
     assert "| UD_X | expected-errors+partial-0.8 | random | 50.0% | 1/1 |" in table
     assert "| UD_X | expected-errors+partial-0.8 (filled arcs ×0.3) | random | 25.0% | 1/1 |" in table
-    assert "expected-errors+partial-0.8 (filled arcs ×0.3) |" in token_share_table(read_rows(path)).splitlines()[0]
+    header = token_share_table(read_rows(path)).splitlines()[0]
+    assert "expected-errors+partial-0.8 (filled arcs ×0.3) |" in header
