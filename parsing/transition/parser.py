@@ -190,14 +190,15 @@ class TransitionParser(GreedyDecoding, BaseParser):
             return Encoded(atoms)
         heads, deprels = self._training_tree(sentence)
         label_ids = self.labels_.ids(deprels) - 1
-        filled = None
+        human_heads = None
         if sentence.partial and self.filled_weight < 1.0 and self._system().dynamic:
             assert sentence.annotated is not None
-            filled = ~np.asarray(sentence.annotated, dtype=bool)
-            filled[0] = False
+            human = np.asarray(sentence.annotated, dtype=bool)
             if self.right_to_left:
-                filled = np.concatenate(([False], filled[:0:-1]))
-        return Encoded(atoms, heads, label_ids.astype(np.intp), filled)
+                human = np.concatenate(([True], human[:0:-1]))
+            human_heads = np.where(human, heads, -1)
+            human_heads[0] = -1
+        return Encoded(atoms, heads, label_ids.astype(np.intp), human_heads)
 
     def _training_tree(self, sentence: Sentence) -> tuple[NDArray[np.intp], list[str]]:
         heads = np.asarray(sentence.heads, dtype=np.intp)

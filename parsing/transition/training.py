@@ -54,14 +54,14 @@ PATIENCE = 3
 class Encoded:
     """A sentence in parse order (reversed for right-to-left parsers) as ids.
 
-    ``filled``: for a partial tree, the words whose arcs were filled in by the parsers rather
-    than set or confirmed by a person, shape ``(n+1,)`` (``None``: every arc is human).
+    ``human_heads``: for a partial tree, ``heads`` where a person set or confirmed the arc and
+    -1 where the parsers filled it in, shape ``(n+1,)`` (``None``: every arc is human).
     """
 
     atoms: NDArray[np.int64]
     heads: NDArray[np.intp] | None = None
     labels: NDArray[np.intp] | None = None
-    filled: NDArray[np.bool_] | None = None
+    human_heads: NDArray[np.intp] | None = None
 
 
 def gold_actions(
@@ -264,11 +264,9 @@ def _train_sentence(
             gold.append(parser.class_of(action, int(sentence.labels[dep]) if dep >= 0 else 0))
         best_gold = max(gold, key=lambda c: scores[c])
         if predicted not in gold:
-            weight = 1.0
-            filled_only = sentence.filled is not None and _only_filled_arcs_lost(
+            filled_only = sentence.human_heads is not None and _only_filled_arcs_lost(
                 parser, system, state, sentence, predicted)
-            if filled_only:
-                weight = parser.filled_weight
+            weight = parser.filled_weight if filled_only else 1.0
             if weight > 0:
                 index = (
                     np.concatenate((rows, rows)).astype(np.int64),
@@ -286,13 +284,12 @@ def _only_filled_arcs_lost(
     """Whether the wrong class ``predicted`` costs only filled-in arcs: it is zero-cost for the
     dynamic oracle once the filled words' heads are unknown (-1, which every cost ignores),
     with any label on a filled word. Its update then gets ``parser.filled_weight``."""
-    assert sentence.heads is not None and sentence.labels is not None and sentence.filled is not None
-    human_heads = np.where(sentence.filled, -1, sentence.heads)
+    assert sentence.labels is not None and sentence.human_heads is not None
     action = Action(int(parser.class_actions_[predicted]))
-    if action not in system.gold_actions(state, human_heads):
+    if action not in system.gold_actions(state, sentence.human_heads):
         return False
     dep = system.dependent(state, action)
-    if dep < 0 or sentence.filled[dep]:
+    if dep < 0 or sentence.human_heads[dep] < 0:
         return True
     return parser.class_of(action, int(sentence.labels[dep])) == predicted
 
