@@ -115,8 +115,9 @@ def partial_tree(gold: Sentence, member_parses: Sequence[Parse], ensemble: Parse
 
     Returns:
         ``(sentence, touched)``: a copy of ``gold`` whose heads/deprels are the human arcs
-        on touched words and the (re-decoded) ensemble's elsewhere; ``touched`` has shape
-        ``(n+1,)``.
+        on touched words and the (re-decoded) ensemble's elsewhere, marked as a partial tree
+        (``annotated`` is ``touched``, as the app marks a saved partial tree's human arcs, so
+        the members learn from it as they do from the app's); ``touched`` has shape ``(n+1,)``.
 
     Examples:
         >>> gold = Sentence.from_words(["a", "b"], heads=[0, 1], deprels=["root", "obj"])
@@ -124,12 +125,14 @@ def partial_tree(gold: Sentence, member_parses: Sequence[Parse], ensemble: Parse
         >>> tree, touched = partial_tree(gold, [p, p], p, [1.0, 1.0], 0.8)
         >>> tree.deprels, touched.tolist()   # unanimous: nothing touched, the parsers' labels stay
         (['', 'root', 'dep'], [False, False, False])
+        >>> tree.partial
+        True
     """
     touched = doubtful_words(member_parses, ensemble, weights, threshold)
     words = np.flatnonzero(touched)
     human = Constraints.from_tree(gold.heads, gold.deprels, words)
     tree = force_combined(ensemble, member_parses, weights, human)
-    return replace(gold, heads=tree.heads, deprels=tree.deprels), touched
+    return replace(gold, heads=tree.heads, deprels=tree.deprels, annotated=touched.copy()), touched
 
 
 Reparse = Callable[[Sequence[int], Sequence[Constraints]], tuple[list[list[Parse]], list[Parse]]]
@@ -161,8 +164,8 @@ def interactive_partial_trees(golds: Sequence[Sentence], member_parses: Sequence
 
     Returns:
         One ``(sentence, touched)`` per input, as :func:`partial_tree` returns it: the gold
-        sentence with the last re-parse's tree (the human arcs on touched words), and the
-        touched words, shape ``(n+1,)``.
+        sentence with the last re-parse's tree (the human arcs on touched words), marked as a
+        partial tree, and the touched words, shape ``(n+1,)``.
 
     Raises:
         ValueError: a threshold outside (0, 1], or inputs of different lengths.
@@ -192,5 +195,5 @@ def interactive_partial_trees(golds: Sequence[Sentence], member_parses: Sequence
             for j, i in enumerate(stepped):
                 members[i], trees[i] = list(again[j]), combined[j]
         active = stepped
-    return [(replace(gold, heads=tree.heads, deprels=tree.deprels), mask)
+    return [(replace(gold, heads=tree.heads, deprels=tree.deprels, annotated=mask.copy()), mask)
             for gold, tree, mask in zip(golds, trees, touched, strict=True)]

@@ -50,6 +50,8 @@ def test_partial_tree_is_a_tree_with_every_human_arc(sentences: list[Sentence], 
         if is_tree(np.where(touched, gold.heads, ensemble.heads)):  # nothing to repair
             assert np.array_equal(tree.heads[kept], ensemble.heads[kept])
         assert tree.forms == gold.forms and tree.upos == gold.upos
+        # marked as the app marks a saved partial tree: the members learn from its human arcs
+        assert tree.annotated is not None and tree.annotated.tolist() == touched.tolist()
 
 
 def test_threshold_one_touches_every_doubtful_word_and_a_unanimous_sentence_none(
@@ -102,6 +104,7 @@ def test_interactive_partial_touches_one_word_at_a_time_lowest_share_first(sente
         assert forced.labels[word] == sentences[i].deprels[word]
     for gold, (tree, touched) in zip(sentences, results, strict=True):
         assert is_tree(tree.heads) and not touched[0]
+        assert tree.annotated is not None and tree.annotated.tolist() == touched.tolist()
         for dep in np.flatnonzero(touched):
             assert tree.heads[dep] == gold.heads[dep] and tree.deprels[dep] == gold.deprels[dep]
 
