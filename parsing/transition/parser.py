@@ -194,10 +194,9 @@ class TransitionParser(GreedyDecoding, BaseParser):
         if sentence.partial and self.filled_weight < 1.0 and self._system().dynamic:
             assert sentence.annotated is not None
             human = np.asarray(sentence.annotated, dtype=bool)
-            if self.right_to_left:
-                human = np.concatenate(([True], human[:0:-1]))
-            human_heads = np.where(human, heads, -1)
-            human_heads[0] = -1
+            if self.right_to_left:  # in parse order, as _training_tree reverses the heads
+                human = np.concatenate((human[:1], human[:0:-1]))
+            human_heads = np.where(human, heads, -1)  # ROOT's head is -1 either way
         return Encoded(atoms, heads, label_ids.astype(np.intp), human_heads)
 
     def _training_tree(self, sentence: Sentence) -> tuple[NDArray[np.intp], list[str]]:
