@@ -42,7 +42,15 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from simulate_report import PER_ROUND, is_interactive, label, report, strategy_parts  # noqa: E402
+from simulate_report import (  # noqa: E402
+    PER_ROUND,
+    is_interactive,
+    is_oracle_fill,
+    is_refill,
+    label,
+    report,
+    strategy_parts,
+)
 
 from parsing.semi.selection import STRATEGIES  # noqa: E402
 from parsing.semi.self_training import SELECTIONS  # noqa: E402
@@ -102,6 +110,10 @@ def _job(args: argparse.Namespace, treebank: str, strategy: str, setting: tuple[
         command += ["--partial", threshold]
     if is_interactive(strategy):
         command.append("--interactive")
+    if is_refill(strategy):
+        command.append("--refill")
+    if is_oracle_fill(strategy):
+        command.append("--oracle-fill")
     return out, command
 
 

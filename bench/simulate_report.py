@@ -3,7 +3,9 @@ shares, partial annotation against full sentences, self-training gains, and SVG 
 
 Strategies are written ``STRATEGY``, ``STRATEGY+partial-THRESHOLD`` (the oracle annotates only
 words whose labelled vote share is below THRESHOLD) or ``STRATEGY+partial-THRESHOLD+interactive``
-(the same, one word at a time with a re-parse after each: ``simulate --interactive``).
+(the same, one word at a time with a re-parse after each: ``simulate --interactive``), then
+optionally ``+refill`` (earlier partial trees filled again each round: ``--refill``) and
+``+oracle-fill`` (a bound: whole true trees at the touched words' cost: ``--oracle-fill``).
 """
 
 from __future__ import annotations
@@ -30,19 +32,25 @@ PARTIAL = "+partial-"
 (the oracle annotates only words whose labelled vote share is below THRESHOLD)."""
 INTERACTIVE = "+interactive"
 """Ending a partial strategy: it runs with ``--interactive`` too."""
+REFILL = "+refill"
+"""Ending a partial strategy (after ``+interactive``, if both): it runs with ``--refill`` too."""
+ORACLE_FILL = "+oracle-fill"
+"""Ending a partial strategy (last of all): it runs with ``--oracle-fill``, a bound."""
 PER_ROUND = 50
 """The sentences a round adds unless ``--per-round`` says otherwise (``bench/simulate.py``)."""
 
 
 def strategy_parts(label: str) -> tuple[str, str | None]:
     """``"expected-errors+partial-0.8"`` -> ``("expected-errors", "0.8")``; no partial -> None
-    (an ``+interactive`` ending is not part of the threshold: :func:`is_interactive`).
+    (``+interactive``, ``+refill`` and ``+oracle-fill`` endings are not part of the threshold:
+    :func:`is_interactive`, :func:`is_refill`, :func:`is_oracle_fill`).
 
     Examples:
-        >>> strategy_parts("random"), strategy_parts("entropy+partial-0.8+interactive")
+        >>> strategy_parts("random"), strategy_parts("entropy+partial-0.8+interactive+refill")
         (('random', None), ('entropy', '0.8'))
     """
-    strategy, _, threshold = label.removesuffix(INTERACTIVE).partition(PARTIAL)
+    bare = label.removesuffix(ORACLE_FILL).removesuffix(REFILL).removesuffix(INTERACTIVE)
+    strategy, _, threshold = bare.partition(PARTIAL)
     return strategy, threshold or None
 
 
@@ -53,7 +61,28 @@ def is_interactive(label: str) -> bool:
         >>> is_interactive("entropy+partial-0.8+interactive"), is_interactive("entropy+partial-0.8")
         (True, False)
     """
-    return label.endswith(INTERACTIVE) and strategy_parts(label)[1] is not None
+    bare = label.removesuffix(ORACLE_FILL).removesuffix(REFILL)
+    return bare.endswith(INTERACTIVE) and strategy_parts(label)[1] is not None
+
+
+def is_refill(label: str) -> bool:
+    """True for ``STRATEGY+partial-THRESHOLD[+interactive]+refill``.
+
+    Examples:
+        >>> is_refill("entropy+partial-0.8+refill"), is_refill("entropy+partial-0.8+interactive")
+        (True, False)
+    """
+    return label.removesuffix(ORACLE_FILL).endswith(REFILL) and strategy_parts(label)[1] is not None
+
+
+def is_oracle_fill(label: str) -> bool:
+    """True for a partial strategy ending ``+oracle-fill`` (whole gold trees at partial cost).
+
+    Examples:
+        >>> is_oracle_fill("expected-errors+partial-0.8+oracle-fill"), is_oracle_fill("random+oracle-fill")
+        (True, False)
+    """
+    return label.endswith(ORACLE_FILL) and strategy_parts(label)[1] is not None
 
 
 def _strategy_order(label: str) -> tuple[int, str, str]:

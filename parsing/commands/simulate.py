@@ -96,6 +96,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     sim.add_argument("--interactive", action="store_true",
                      help="with --partial: touch one doubtful word at a time, lowest share first, and "
                           "re-parse the sentence under the touched arcs after each (the editor's re-parsing)")
+    sim.add_argument("--refill", action="store_true",
+                     help="with --partial: each round, fill the parser arcs of earlier partial trees again "
+                          "with the newest round's members and ensemble, around their human arcs")
+    sim.add_argument("--oracle-fill", action="store_true",
+                     help="with --partial, a bound and not a way to annotate: the untouched words get their "
+                          "true arcs too (whole trees learned at the touched words' cost)")
     sim.add_argument("--out", required=True, type=Path, help="RESULT.json to write")
     sim.add_argument("--plot", type=Path, help="also draw LAS against annotated tokens as SVG")
     sim.set_defaults(run=run_simulate)
@@ -115,7 +121,8 @@ def run_simulate(args: argparse.Namespace) -> int:
         diversity=args.diversity, max_similarity=args.max_similarity, max_share=args.max_share,
         max_automatic=args.max_automatic, min_confidence=args.min_confidence,
         agreement_k=args.agreement_k, stratify_by_length=not args.no_stratify, partial=args.partial,
-        interactive=args.interactive,
+        interactive=args.interactive, refill=args.refill,
+        oracle_fill=args.oracle_fill,
     )  # fmt: skip
     train = load_sentences(args.train)
     dev = load_sentences(args.dev)

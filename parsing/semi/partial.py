@@ -50,7 +50,8 @@ from parsing.ensemble.base import stack_heads, token_weights
 from parsing.ensemble.constrained import force_combined
 from parsing.types import Parse, Sentence
 
-__all__ = ["Reparse", "doubtful_words", "interactive_partial_trees", "labelled_share", "partial_tree"]
+__all__ = ["Reparse", "doubtful_words", "interactive_partial_trees", "labelled_share", "partial_tree",
+           "refill"]
 
 
 def labelled_share(member_parses: Sequence[Parse], ensemble: Parse,
@@ -133,6 +134,35 @@ def partial_tree(gold: Sentence, member_parses: Sequence[Parse], ensemble: Parse
     human = Constraints.from_tree(gold.heads, gold.deprels, words)
     tree = force_combined(ensemble, member_parses, weights, human)
     return replace(gold, heads=tree.heads, deprels=tree.deprels, annotated=touched.copy()), touched
+
+
+def refill(tree: Sentence, member_parses: Sequence[Parse], ensemble: Parse, weights: ArrayLike) -> Sentence:
+    """A partial tree whose parser arcs are filled again from newer parses, around its human arcs.
+
+    Args:
+        tree: a partial tree (``annotated`` marks its human words; their arcs are kept).
+        member_parses: newer member parses of the sentence (``M`` parses); ensemble: the newer
+            ensemble parse; weights: member weights, shape ``(M,)``.
+
+    Returns:
+        A copy of ``tree`` with the human arcs unchanged and every other arc the newer
+        ensemble's (re-decoded with the human arcs forced, as :func:`partial_tree` fills).
+
+    Raises:
+        ValueError: ``tree`` is not a partial tree.
+
+    Examples:
+        >>> gold = Sentence.from_words(["a", "b"], heads=[0, 1], deprels=["root", "obj"])
+        >>> old = replace(gold, deprels=["", "root", "dep"], annotated=np.array([False, True, False]))
+        >>> newer = Parse(gold.heads, gold.deprels)
+        >>> refill(old, [newer, newer], newer, [1.0, 1.0]).deprels
+        ['', 'root', 'obj']
+    """
+    if not tree.partial or tree.annotated is None:
+        raise ValueError("only a partial tree (some words not set by a person) can be filled again")
+    human = Constraints.from_tree(tree.heads, tree.deprels, np.flatnonzero(tree.annotated[1:]) + 1)
+    filled = force_combined(ensemble, member_parses, weights, human)
+    return replace(tree, heads=filled.heads, deprels=filled.deprels)
 
 
 Reparse = Callable[[Sequence[int], Sequence[Constraints]], tuple[list[list[Parse]], list[Parse]]]

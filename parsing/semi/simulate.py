@@ -20,6 +20,14 @@ the CoNLL 2018 scorer (:mod:`parsing.scorer.metrics`). Options:
   ``interactive`` the oracle works as in the editor with re-parsing on: one doubtful word at
   a time, lowest share first, the round's members and ensemble re-parsing the sentence under
   the touched arcs after each (:func:`parsing.semi.partial.interactive_partial_trees`).
+  With ``refill`` each round also fills the parser arcs of the earlier rounds' partial trees
+  again, around their human arcs, with the newest model (:func:`parsing.semi.partial.refill`):
+  a tree filled by round 1's weak members is not learned as it was then for ever (Li, Zhang,
+  Chao & Zhang 2016 complete partial trees with the newest model of each iteration).
+  ``oracle_fill`` measures a bound: the words nobody touched get their true arcs as well, so
+  the members learn whole trees at partial annotation's cost. What it reaches is the most any
+  way of learning from partial trees (filling, weighting, refilling) could reach with the same
+  sentences and the same touched words.
 
 The result is JSON-ready: ``{"config": {...}, "rounds": [{"round", "annotated_sentences",
 "annotated_tokens", "dev_uas", "dev_las", "members": {NAME: {"uas", "las"}}, "train_s", ...}]}``
@@ -43,7 +51,7 @@ from parsing.charts import line_chart_svg
 from parsing.constraints import Constraints
 from parsing.ensemble.registry import DEFAULT_METHOD, method_spec
 from parsing.members import member_names
-from parsing.semi.partial import interactive_partial_trees, partial_tree
+from parsing.semi.partial import interactive_partial_trees, partial_tree, refill
 from parsing.semi.round_model import RoundModel, score_round, train_round
 from parsing.semi.selection import STRATEGIES, rank_sentences, select_batch
 from parsing.semi.self_training import (
@@ -92,6 +100,11 @@ class SimulationConfig:
             docstring); ``None`` annotates whole sentences.
         interactive: with ``partial``, touch one doubtful word at a time and re-parse the
             sentence under the touched arcs before reading the shares again (module docstring).
+        refill: with ``partial``, every round fills the parser arcs of the earlier rounds'
+            partial trees again with that round's model (module docstring).
+        oracle_fill: with ``partial``, a bound, not a way to annotate: the untouched words get
+            their true arcs too and the members learn whole trees, while ``annotated_tokens``
+            still counts the touched words only (module docstring).
     """
 
     seed_trees: int
@@ -114,6 +127,8 @@ class SimulationConfig:
     stratify_by_length: bool = True
     partial: float | None = None
     interactive: bool = False
+    refill: bool = False
+    oracle_fill: bool = False
 
     def __post_init__(self) -> None:
         for name, minimum in (("seed_trees", 1), ("per_round", 1), ("rounds", 0)):
@@ -141,6 +156,9 @@ class SimulationConfig:
             raise ValueError(f"partial must be a vote-share threshold in (0, 1], got {self.partial}")
         if self.interactive and self.partial is None:
             raise ValueError("interactive re-parsing is a way of partial annotation: give partial too")
+        for name in ("refill", "oracle_fill"):
+            if getattr(self, name) and self.partial is None:
+                raise ValueError(f"{name} fills the parser arcs of partial trees: give partial too")
         self.self_training_config()  # validates the self-training settings
 
     def self_training_config(self, random_state: int | None = None) -> SelfTrainingConfig:
@@ -223,6 +241,8 @@ def run_simulation(
                 say(f"round {number}: the pool is empty, stopping")
                 break
             assert model is not None
+            if config.refill:
+                _refill(model, trees, hidden, [i for i in annotated if trees[i].partial])
             sentences = [hidden[i] for i in pool]
             member_parses: list[list[Parse]] = []
             ensemble_parses: list[Parse] = []
@@ -304,7 +324,21 @@ def _annotate(config: SimulationConfig, golds: Sequence[Sentence], hidden: Seque
 
         results = interactive_partial_trees(golds, member_parses, ensemble_parses, model.weights(),
                                             config.partial, reparse)
+    if config.oracle_fill:  # the bound: whole true trees, the touched words' cost
+        results = [(gold, touched) for gold, (_, touched) in zip(golds, results, strict=True)]
     return [(tree, int(touched.sum())) for tree, touched in results]
+
+
+def _refill(model: RoundModel, trees: dict[int, Sentence], hidden: Mapping[int, Sentence],
+            indices: Sequence[int]) -> None:
+    """Fill the parser arcs of the partial trees ``trees[i]`` (``i`` in ``indices``) again with
+    ``model``, around their human arcs, in place."""
+    if not indices:
+        return
+    by_name, ensemble_parses = model.parse([hidden[i] for i in indices])
+    weights = model.weights()
+    for k, i in enumerate(indices):
+        trees[i] = refill(trees[i], [by_name[name][k] for name in model.names], ensemble_parses[k], weights)
 
 
 def _automatic(config: SimulationConfig, number: int, rest: Sequence[Sentence],

@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from parsing.cli import main
@@ -168,3 +169,61 @@ def test_interactive_without_partial_is_refused(sample: dict[str, Path], tmp_pat
     assert status == 2
     assert "give partial too" in capsys.readouterr().err
     assert not (tmp_path / "r.json").exists()
+
+
+def test_refill_fills_the_earlier_partial_trees_again_each_round(sample: dict[str, Path], tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    import parsing.semi.simulate as simulate_module
+
+    calls: list[tuple[Any, Any]] = []
+    original = simulate_module.refill
+
+    def spy(tree, *args):  # noqa: ANN001, ANN202
+        again = original(tree, *args)
+        calls.append((tree, again))
+        return again
+
+    monkeypatch.setattr(simulate_module, "refill", spy)
+    result = _simulate(sample, tmp_path / "refill.json", "--strategy", "expected-errors", "--partial", "0.8",
+                       "--rounds", "3", "--refill")
+    assert result["config"]["refill"] is True
+    first, second = (set(result["rounds"][n]["selected_ids"]) for n in (1, 2))
+    # round 1 has no earlier partial tree; round 2 fills round 1's again, round 3 those of rounds 1-2
+    refilled = [tree.sent_id for tree, _ in calls]
+    partial_first = len(refilled) - len(set(refilled))  # filled twice: round 1's partial trees
+    assert set(refilled) <= first | second and set(refilled) & first
+    assert partial_first == len(set(refilled) & first)
+    for tree, again in calls:
+        assert tree.partial and again.annotated is not None
+        human = np.flatnonzero(tree.annotated)
+        assert np.array_equal(again.heads[human], tree.heads[human])
+        assert [again.deprels[d] for d in human] == [tree.deprels[d] for d in human]
+    with pytest.raises(ValueError, match="give partial too"):
+        SimulationConfig(seed_trees=1, per_round=1, rounds=1, refill=True)
+
+
+def test_oracle_fill_learns_whole_true_trees_at_the_touched_words_cost(
+        sample: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import parsing.semi.simulate as simulate_module
+
+    learned: list[list[Any]] = []
+    original = simulate_module.train_round
+
+    def spy(parsers, human, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        learned.append(list(human))
+        return original(parsers, human, *args, **kwargs)
+
+    monkeypatch.setattr(simulate_module, "train_round", spy)
+    partial = _simulate(sample, tmp_path / "partial.json", "--strategy", "expected-errors",
+                        "--partial", "0.8", "--rounds", "1")
+    partial_trees = learned[-1]
+    bound = _simulate(sample, tmp_path / "bound.json", "--strategy", "expected-errors", "--partial", "0.8",
+                      "--rounds", "1", "--oracle-fill")
+    assert bound["config"]["oracle_fill"] is True
+    assert bound["rounds"][1]["selected_ids"] == partial["rounds"][1]["selected_ids"]
+    assert bound["rounds"][1]["annotated_tokens"] == partial["rounds"][1]["annotated_tokens"]
+    gold = {s.sent_id: s for s in load_sentences(sample["train"])}
+    assert any(tree.partial for tree in partial_trees)
+    for tree in learned[-1]:  # whole true trees, nothing marked
+        assert tree.annotated is None or not tree.partial
+        assert np.array_equal(tree.heads, gold[tree.sent_id].heads)

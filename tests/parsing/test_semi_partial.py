@@ -11,7 +11,13 @@ from parsing.conllu_io import load_sentences
 from parsing.constraints import Constraints, finish_parse
 from parsing.ensemble.constrained import force_combined
 from parsing.ensemble.voting import combine_votes
-from parsing.semi.partial import doubtful_words, interactive_partial_trees, labelled_share, partial_tree
+from parsing.semi.partial import (
+    doubtful_words,
+    interactive_partial_trees,
+    labelled_share,
+    partial_tree,
+    refill,
+)
 from parsing.trees import is_tree
 from parsing.types import Parse, Sentence
 
@@ -132,3 +138,30 @@ def test_interactive_partial_leaves_no_doubtful_word_and_rereads_the_shares(
         assert not ((share < 0.8) & ~touched)[1:].any()  # nothing doubtful left untouched
     with pytest.raises(ValueError, match="threshold"):
         interactive_partial_trees(sentences, members, ensembles, [1.0, 1.0, 1.0], 1.5, agreeing)
+
+
+def test_refill_keeps_the_human_arcs_and_takes_the_newer_parses_elsewhere(sentences: list[Sentence]) -> None:
+    rng = np.random.default_rng(5)
+    refilled = 0
+    for gold in sentences[:30]:
+        old = [_perturbed(gold, rng, flips) for flips in (2, 3, 4)]
+        tree, touched = partial_tree(gold, old, combine_votes(old, [1.0, 1.0, 1.0]), [1.0, 1.0, 1.0], 0.8)
+        if not tree.partial:
+            continue
+        newer = [_perturbed(gold, rng, flips) for flips in (0, 0, 1)]
+        ensemble = combine_votes(newer, [1.0, 1.0, 1.0])
+        again = refill(tree, newer, ensemble, [1.0, 1.0, 1.0])
+        refilled += 1
+        assert is_tree(again.heads)
+        assert again.annotated is not None and again.annotated.tolist() == touched.tolist()
+        for dep in np.flatnonzero(touched):  # the person's arcs stay
+            assert (again.heads[dep], again.deprels[dep]) == (gold.heads[dep], gold.deprels[dep])
+        if is_tree(np.where(touched, gold.heads, ensemble.heads)):  # the newer ensemble's elsewhere
+            free = np.flatnonzero(~touched)[1:]
+            assert np.array_equal(again.heads[free], ensemble.heads[free])
+            assert [again.deprels[d] for d in free] == [ensemble.deprels[d] for d in free]
+    assert refilled >= 20
+    whole = sentences[0]
+    same = Parse(whole.heads.copy(), list(whole.deprels))
+    with pytest.raises(ValueError, match="partial tree"):
+        refill(whole, [same] * 3, same, [1.0, 1.0, 1.0])
