@@ -9,6 +9,8 @@ from typing import Any
 from bench.simulate_report import (
     batch_label,
     is_interactive,
+    is_oracle_fill,
+    is_refill,
     partial_gain_table,
     read_rows,
     self_training_table,
@@ -46,6 +48,16 @@ def test_interactive_strategies_keep_their_threshold() -> None:
     assert strategy_parts("expected-errors+partial-0.8+interactive") == ("expected-errors", "0.8")
     assert is_interactive("expected-errors+partial-0.8+interactive")
     assert not is_interactive("random+interactive") and not is_interactive("expected-errors+partial-0.8")
+
+
+def test_refill_and_oracle_fill_endings_keep_the_threshold_and_combine() -> None:
+    label = "expected-errors+partial-0.8+interactive+refill+oracle-fill"
+    assert strategy_parts(label) == ("expected-errors", "0.8")
+    assert is_interactive(label) and is_refill(label) and is_oracle_fill(label)
+    assert is_refill("entropy+partial-0.8+refill") and not is_oracle_fill("entropy+partial-0.8+refill")
+    bound = "entropy+partial-0.8+oracle-fill"
+    assert is_oracle_fill(bound) and not is_refill(bound)
+    assert not is_refill("random+refill") and not is_oracle_fill("random+oracle-fill")  # not partial
 
 
 def _trained(row: dict[str, Any], automatic: list[int], las: list[float]) -> dict[str, Any]:
