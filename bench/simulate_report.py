@@ -49,9 +49,24 @@ def strategy_parts(label: str) -> tuple[str, str | None]:
         >>> strategy_parts("random"), strategy_parts("entropy+partial-0.8+interactive+refill")
         (('random', None), ('entropy', '0.8'))
     """
-    bare = label.removesuffix(ORACLE_FILL).removesuffix(REFILL).removesuffix(INTERACTIVE)
-    strategy, _, threshold = bare.partition(PARTIAL)
+    strategy, _, threshold = _endings(label)[0].partition(PARTIAL)
     return strategy, threshold or None
+
+
+def _endings(label: str) -> tuple[str, frozenset[str]]:
+    """The label without its option endings (in their written order ``+interactive``,
+    ``+refill``, ``+oracle-fill``), and those endings."""
+    found: set[str] = set()
+    for ending in (ORACLE_FILL, REFILL, INTERACTIVE):
+        if label.endswith(ending):
+            label = label.removesuffix(ending)
+            found.add(ending)
+    return label, frozenset(found)
+
+
+def _has_ending(label: str, ending: str) -> bool:
+    """True when a partial strategy's ``label`` carries ``ending``."""
+    return ending in _endings(label)[1] and strategy_parts(label)[1] is not None
 
 
 def is_interactive(label: str) -> bool:
@@ -61,8 +76,7 @@ def is_interactive(label: str) -> bool:
         >>> is_interactive("entropy+partial-0.8+interactive"), is_interactive("entropy+partial-0.8")
         (True, False)
     """
-    bare = label.removesuffix(ORACLE_FILL).removesuffix(REFILL)
-    return bare.endswith(INTERACTIVE) and strategy_parts(label)[1] is not None
+    return _has_ending(label, INTERACTIVE)
 
 
 def is_refill(label: str) -> bool:
@@ -72,7 +86,7 @@ def is_refill(label: str) -> bool:
         >>> is_refill("entropy+partial-0.8+refill"), is_refill("entropy+partial-0.8+interactive")
         (True, False)
     """
-    return label.removesuffix(ORACLE_FILL).endswith(REFILL) and strategy_parts(label)[1] is not None
+    return _has_ending(label, REFILL)
 
 
 def is_oracle_fill(label: str) -> bool:
@@ -82,7 +96,7 @@ def is_oracle_fill(label: str) -> bool:
         >>> is_oracle_fill("expected-errors+partial-0.8+oracle-fill"), is_oracle_fill("random+oracle-fill")
         (True, False)
     """
-    return label.endswith(ORACLE_FILL) and strategy_parts(label)[1] is not None
+    return _has_ending(label, ORACLE_FILL)
 
 
 def _strategy_order(label: str) -> tuple[int, str, str]:

@@ -130,10 +130,16 @@ def partial_tree(gold: Sentence, member_parses: Sequence[Parse], ensemble: Parse
         True
     """
     touched = doubtful_words(member_parses, ensemble, weights, threshold)
-    words = np.flatnonzero(touched)
-    human = Constraints.from_tree(gold.heads, gold.deprels, words)
-    tree = force_combined(ensemble, member_parses, weights, human)
-    return replace(gold, heads=tree.heads, deprels=tree.deprels, annotated=touched.copy()), touched
+    return _filled(replace(gold, annotated=touched.copy()), member_parses, ensemble, weights), touched
+
+
+def _filled(tree: Sentence, member_parses: Sequence[Parse], ensemble: Parse, weights: ArrayLike) -> Sentence:
+    """``tree`` with its human arcs (``annotated``) kept and every other arc the ensemble's,
+    re-decoded over the members' votes with the human arcs forced (module docstring)."""
+    assert tree.annotated is not None
+    human = Constraints.from_tree(tree.heads, tree.deprels, np.flatnonzero(tree.annotated))
+    filled = force_combined(ensemble, member_parses, weights, human)
+    return replace(tree, heads=filled.heads, deprels=filled.deprels)
 
 
 def refill(tree: Sentence, member_parses: Sequence[Parse], ensemble: Parse, weights: ArrayLike) -> Sentence:
@@ -158,11 +164,9 @@ def refill(tree: Sentence, member_parses: Sequence[Parse], ensemble: Parse, weig
         >>> refill(old, [newer, newer], newer, [1.0, 1.0]).deprels
         ['', 'root', 'obj']
     """
-    if not tree.partial or tree.annotated is None:
+    if not tree.partial:
         raise ValueError("only a partial tree (some words not set by a person) can be filled again")
-    human = Constraints.from_tree(tree.heads, tree.deprels, np.flatnonzero(tree.annotated[1:]) + 1)
-    filled = force_combined(ensemble, member_parses, weights, human)
-    return replace(tree, heads=filled.heads, deprels=filled.deprels)
+    return _filled(tree, member_parses, ensemble, weights)
 
 
 Reparse = Callable[[Sequence[int], Sequence[Constraints]], tuple[list[list[Parse]], list[Parse]]]
