@@ -141,6 +141,7 @@ def register_blueprints(app: Flask) -> None:
         plugins,
         rounds,
         sentences,
+        settings,
         team,
         treebanks,
         workspace,
@@ -152,6 +153,7 @@ def register_blueprints(app: Flask) -> None:
     app.register_blueprint(admin.bp)
     app.register_blueprint(team.bp)
     app.register_blueprint(assignments.bp)
+    app.register_blueprint(settings.bp)
     app.register_blueprint(adjudication.bp)
     app.register_blueprint(treebanks.bp)
     app.register_blueprint(sentences.bp)

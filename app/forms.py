@@ -142,3 +142,20 @@ class AssignmentSettingsForm(FlaskForm):
     assigned_only = BooleanField("Annotators correct only sentences assigned to them")
     annotators_per_sentence = IntegerField(
         "Annotators per sentence", default=1, validators=[DataRequired(), NumberRange(min=1, max=5)])
+
+
+class SettingsForm(FlaskForm):
+    """A treebank's settings page (curators and owners; :mod:`app.services.settings`)."""
+
+    language = StringField("Language code", validators=[Optional(), Length(max=32)])
+    guidelines_url = StringField("Guidelines link", validators=[Optional(), Length(max=2000)])
+    extra_labels = TextAreaField("Labels added by curators", validators=[Optional(), Length(max=20_000)])
+    extra_feats = TextAreaField("Features added by curators", validators=[Optional(), Length(max=20_000)])
+    annotators_per_sentence = IntegerField(
+        "Annotators per sentence", validators=[Optional(), NumberRange(min=1, max=5)])
+
+
+class InviteForm(FlaskForm):
+    """An owner invites someone to the treebank with a role (a one-time account link)."""
+
+    role = SelectField("Role", choices={role: role for role in ROLES}, default="annotator")

@@ -45,6 +45,8 @@ The team model (migration 0009) adds ``memberships`` (a user's role on a treeban
 treebank's ``visibility`` and ``archived_at``, ``users.active``, and in :mod:`app.team_models`
 one-time account links, the append-only audit log and (migration 0013) the ``assignments`` of
 sentences to annotators, with the treebank's ``assigned_only`` and ``annotators_per_sentence``.
+Migration 0016 adds the settings page's ``extra_labels``, ``extra_feats`` and ``guidelines_url``
+(:mod:`app.services.settings`).
 
 Double annotation keeps each assigned annotator's trees on their own **branch**: ``annotation``
 versions whose ``name`` is the annotator's user name (numbered 1, 2, ... per branch, so the unique
@@ -177,6 +179,13 @@ class Treebank(Base):
     """Annotators correct only the sentences assigned to them (curators and owners any)."""
     annotators_per_sentence: Mapped[int] = mapped_column(default=1, server_default="1")
     """k ≥ 2: double annotation (each sentence handed to k annotators, blind to each other)."""
+    extra_labels: Mapped[list[Any]] = mapped_column(JSON, default=list, server_default="[]")
+    """Relations a curator added on the settings page (migration 0016), beside UD's universal
+    ones, the validator's subtypes for the language and the imported ``labels``."""
+    extra_feats: Mapped[list[Any]] = mapped_column(JSON, default=list, server_default="[]")
+    """``Feature=Value`` pairs a curator added (offered by the editor beside the language's)."""
+    guidelines_url: Mapped[str] = mapped_column(String(2000), default="", server_default="")
+    """The annotation guidelines, linked from the editor ("" = none)."""
 
     created_by: Mapped[User] = relationship()
     documents: Mapped[list[Document]] = relationship(

@@ -1,7 +1,8 @@
 """Tables of the team model beside :mod:`app.models`: one-time account links and the audit log.
 
 * ``account_tokens``: an invitation (``kind`` ``invite``: whoever opens the link picks a user
-  name and password) or a password reset (``reset``: sets ``user_id``'s password). Only the
+  name and password; with ``treebank_id`` and ``role`` the new account joins that treebank) or a
+  password reset (``reset``: sets ``user_id``'s password). Only the
   SHA-256 of the token is stored; a token works once (``used_at``) and until ``expires_at``.
 * ``audit_events``: the append-only event log: who (``user_id``; NULL for an unknown user
   name), what (``action``, :data:`AUDIT_ACTIONS`), on which treebank / sentence / user
@@ -43,6 +44,7 @@ AUDIT_ACTIONS = (
     "role-add", "role-change", "role-remove", "visibility",
     "archive", "restore", "delete-document", "delete-treebank",
     "assign", "unassign", "settings", "adjudicate", "backup", "restore-backup",
+    "save", "revert",
 )
 """Every ``audit_events.action``."""
 
@@ -62,6 +64,10 @@ class AccountToken(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
     expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    treebank_id: Mapped[int | None] = mapped_column(ForeignKey("treebanks.id", ondelete="CASCADE"))
+    """An invitation from a treebank's members page (migration 0016): the new account joins
+    this treebank with ``role``."""
+    role: Mapped[str | None] = mapped_column(String(16))
 
 
 class AuditEvent(Base):

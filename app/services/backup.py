@@ -62,6 +62,8 @@ TOKEN_FIELDS = ("ident", "form", "lemma", "upos", "xpos", "feats", "head", "depr
 HEADER_FIELDS = ("name", "language", "direction", "labels", "visibility", "assigned_only",
                  "annotators_per_sentence")
 """Treebank columns the header copies as they are (beside ``created_at``, ``archived_at``, ``created_by``)."""
+SETTINGS_FIELDS: dict[str, Any] = {"extra_labels": [], "extra_feats": [], "guidelines_url": ""}
+"""The settings page's columns (migration 0016) and their value in a backup made before them."""
 SENTENCE_LISTS = ("held_out_ids", "changed_ids")
 """Columns of a round that list sentence ids (written as refs)."""
 
@@ -120,7 +122,7 @@ def _line(record_type: str, row: Any, names: Mapping[int, str], **refs: Any) -> 
 def backup_lines(session: DbSession, treebank: Treebank) -> Iterator[str]:
     """The backup of ``treebank``, line by line (see the module docstring)."""
     names: dict[int, str] = {uid: name for uid, name in session.execute(select(User.id, User.username))}
-    header = {name: getattr(treebank, name) for name in HEADER_FIELDS}
+    header = {name: getattr(treebank, name) for name in (*HEADER_FIELDS, *SETTINGS_FIELDS)}
     header |= {"created_at": when(treebank.created_at), "archived_at": when(treebank.archived_at),
                "created_by": names[treebank.created_by_id]}
     yield json.dumps({"type": "backup", "format": FORMAT, "treebank": header}, ensure_ascii=False,

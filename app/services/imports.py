@@ -30,6 +30,7 @@ from app.models import SPLITS, Base, Document, Membership, Sentence, Token, Tree
 from app.services import DbSession
 from app.services.audit import record
 from app.services.permissions import require
+from app.services.settings import set_language_if_blank
 from parsing.conllu_io import (
     DEPREL,
     HEAD,
@@ -215,13 +216,15 @@ def detect_direction(forms: Iterable[str]) -> str:
 def _get_or_create_treebank(
     session: DbSession, name: str, user: User, language: str, sentences: Sequence[ConlluSentence]
 ) -> Treebank:
-    """The treebank called ``name``, or a new one owned by ``user``.
+    """The treebank called ``name``, or a new one owned by ``user``; an existing treebank
+    without a language takes ``language`` (:func:`~app.services.settings.set_language_if_blank`).
 
     :raise PermissionDenied: it exists and ``user`` may not import into it.
     """
     treebank = session.scalar(select(Treebank).where(Treebank.name == name))
     if treebank is not None:
         require(user, "import", treebank)
+        set_language_if_blank(treebank, language)
         return treebank
     forms = (row[1] for sentence in sentences[:500] for row in sentence.words)
     treebank = Treebank(

@@ -34,6 +34,7 @@ from app.services.model_cache import ModelCache
 from app.services.parsing_adapter import load_sentences, parse_of_tree, tree_of_parse
 from app.services.preannotate import ensemble_confidence
 from app.services.tag_checks import require_tags
+from app.services.validation import unknown_label
 from app.services.workspace import newest_trees
 from parsing.constraints import Constraints
 from parsing.persist import ModelFormatError
@@ -104,7 +105,7 @@ def read_constraints(raw: Any, n: int, labels: Sequence[str]) -> Constraints:
         if label is not None and label.strip():
             label = label.strip()
             if label not in known:
-                raise ReparseError(f"{where}.deprel", f"unknown label '{label}' on word {word}")
+                raise ReparseError(f"{where}.deprel", unknown_label(label, word))
             if (label == "root") != (head == 0):
                 raise ReparseError(f"{where}.deprel",
                                    f"word {word}: only the word attached to ROOT is labelled root")

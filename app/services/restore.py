@@ -22,7 +22,7 @@ from werkzeug.security import generate_password_hash
 from app.models import Token, Treebank, User
 from app.services import DbSession
 from app.services.audit import record
-from app.services.backup import FORMAT, HEADER_FIELDS, SENTENCE_LISTS, SPECS, TOKEN_FIELDS
+from app.services.backup import FORMAT, HEADER_FIELDS, SENTENCE_LISTS, SETTINGS_FIELDS, SPECS, TOKEN_FIELDS
 from app.team_models import AUDIT_ACTIONS
 
 KINDS = ("backup", *SPECS)
@@ -128,7 +128,9 @@ class _Restore:
         return None if ref is None else self.ids[record_type][ref]
 
     def run(self, header: dict[str, Any], name: str, user: User) -> Treebank:
-        treebank = Treebank(name=name, **{key: header[key] for key in HEADER_FIELDS if key != "name"},
+        fields = {key: header[key] for key in HEADER_FIELDS if key != "name"}
+        fields |= {key: header.get(key, default) for key, default in SETTINGS_FIELDS.items()}
+        treebank = Treebank(name=name, **fields,
             created_at=_time(header["created_at"]), archived_at=_time(header["archived_at"]),
             created_by_id=self.user_id(header["created_by"]))
         self.session.add(treebank)

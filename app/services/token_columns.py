@@ -161,9 +161,11 @@ def column_changes(before: Columns, after: Columns, forms: Sequence[str]) -> lis
     ]
 
 
-def known_values(session: DbSession, treebank_id: int, forms: Sequence[str]) -> dict[str, Any]:
+def known_values(session: DbSession, treebank_id: int, forms: Sequence[str],
+                 inventory: Sequence[str] = ()) -> dict[str, Any]:
     """What the editor offers, the treebank's most frequent first: ``upos`` (all 17 tags),
-    ``xpos``, ``feats`` (Feature=Value pairs) and ``lemmas`` (form → its lemmas)."""
+    ``xpos``, ``feats`` (Feature=Value pairs, then those of the feature ``inventory`` not used
+    yet) and ``lemmas`` (form → its lemmas)."""
     words = (select(Token).join(Sentence).join(Document)
              .where(Document.treebank_id == treebank_id, Token.word.is_not(None)).subquery())
 
@@ -186,6 +188,6 @@ def known_values(session: DbSession, treebank_id: int, forms: Sequence[str]) -> 
     return {
         "upos": upos + [tag for tag in UD_UPOS if tag not in upos],
         "xpos": [tag for tag, _ in counts(words.c.xpos)][:KNOWN_LIMIT],
-        "feats": [pair for pair, _ in pairs.most_common(KNOWN_LIMIT)],
+        "feats": list(dict.fromkeys([*(pair for pair, _ in pairs.most_common(KNOWN_LIMIT)), *inventory])),
         "lemmas": lemmas,
     }

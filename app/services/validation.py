@@ -1,7 +1,8 @@
 """Checks a tree must pass before it is saved, and the facts the editor shows beside it.
 
 Errors (the tree is refused): a word without a head or label, a head outside the sentence,
-not exactly one word attached to ROOT, a cycle, a label outside the treebank's label set.
+not exactly one word attached to ROOT, a cycle, a label outside the treebank's label inventory
+(:func:`app.services.settings.label_inventory`; the refusal says how a curator adds one).
 Facts (shown, not refused): which arcs are non-projective.
 """
 
@@ -89,11 +90,20 @@ def validate_tree(
         if not label or label == "_":
             errors.append(TreeError(word, "no-label", f"word {word} has no label"))
         elif label not in known:
-            errors.append(TreeError(word, "label", f"unknown label {label!r} on word {word}"))
+            errors.append(TreeError(word, "label", unknown_label(label, word)))
         elif (label == "root") != (whole[word - 1] == 0):
             errors.append(TreeError(word, "root-label",
                                     f"word {word}: only the word attached to ROOT is labelled root"))
     return errors
+
+
+UNKNOWN_LABEL_HINT = "not in this treebank's labels: a curator adds it on the treebank's Settings page"
+"""How to get an unknown label accepted (the same words in ``static/js/tree-model.js``)."""
+
+
+def unknown_label(label: str, word: int) -> str:
+    """The refusal of a label outside the treebank's inventory, saying how to add it."""
+    return f"unknown label {label!r} on word {word} ({UNKNOWN_LABEL_HINT})"
 
 
 def non_projective(heads: Sequence[int]) -> list[int]:

@@ -24,6 +24,7 @@ from app.models import ARC_SOURCES, REVIEW_STATUSES, Sentence, SentenceNote, Sen
 from app.services import DbSession
 from app.services.assignments import blind_branches, mark_done
 from app.services.audit import record
+from app.services.settings import label_inventory
 from app.services.token_columns import (
     Columns,
     imported_columns,
@@ -34,7 +35,7 @@ from app.services.token_columns import (
 )
 from app.services.trees import StaleVersionError, add_version
 from app.services.ud_checks import tree_warnings
-from app.services.validation import TreeError, allowed_labels, differing_words, non_projective, validate_tree
+from app.services.validation import TreeError, differing_words, non_projective, validate_tree
 from app.team_models import Assignment
 
 MAX_NOTE = 5000
@@ -115,7 +116,8 @@ def editor_data(session: DbSession, sentence: Sentence, *, branch: str = "") -> 
         "gold": tree_dict(trees.get(("gold", ""))),
         "current": current,
         "version": annotation.version if annotation else 0,
-        "labels": allowed_labels(treebank.labels),
+        "labels": label_inventory(treebank),
+        "guidelines_url": treebank.guidelines_url or None,
         "branch": branch or None,
         "state": branch_state(session, sentence, branch) if branch else state_dict(
             session.get(SentenceState, sentence.id)),
@@ -194,7 +196,7 @@ def check_tree(
     sentence: Sentence, heads: Sequence[Any], deprels: Sequence[Any]
 ) -> dict[str, Any]:
     """Validation result for the editor: ``errors`` and ``non_projective`` words."""
-    errors = validate_tree(list(heads), list(deprels), sentence.document.treebank.labels)
+    errors = validate_tree(list(heads), list(deprels), label_inventory(sentence.document.treebank))
     shape_ok = not any(error.code in ("no-head", "bad-head", "length") for error in errors)
     return {"errors": [error.to_dict() for error in errors],
             "non_projective": non_projective([int(h) for h in heads]) if shape_ok else []}
@@ -237,7 +239,7 @@ def save_annotation(
     if len(heads) != sentence.n_words:
         raise InvalidTree([TreeError(0, "length", f"expected {sentence.n_words} words, got {len(heads)}")])
     provenance = arc_provenance(sentence.n_words, human_words, reviewed=status == "reviewed")
-    errors = validate_tree(list(heads), list(deprels), sentence.document.treebank.labels)
+    errors = validate_tree(list(heads), list(deprels), label_inventory(sentence.document.treebank))
     edited = session.scalar(select(TreeVersion).where(
         TreeVersion.sentence_id == sentence.id, TreeVersion.kind == "annotation", TreeVersion.name == branch,
         TreeVersion.version == expected_version)) if expected_version > 0 else None

@@ -19,7 +19,7 @@ from werkzeug.wrappers import Response
 from app.extensions import db
 from app.models import Sentence, Treebank
 from app.services import adjudication as service
-from app.services.validation import allowed_labels
+from app.services.settings import label_inventory
 from app.services.workspace import Conflict, InvalidTree, newest_trees, word_columns
 from app.views.access import requires
 from app.views.errors import as_sentence
@@ -53,7 +53,7 @@ def _page(sentence: Sentence, *, errors: list[str] | None = None, picked: MultiD
     treebank = sentence.document.treebank
     return render_template(
         "adjudication/sentence.html", sentence=sentence, treebank=treebank, words=words, rows=rows,
-        sources=[name for name, _ in sources], drawings=drawings, labels=allowed_labels(treebank.labels),
+        sources=[name for name, _ in sources], drawings=drawings, labels=label_inventory(treebank),
         version=adjudicated.version if adjudicated else 0, adjudicated=adjudicated, errors=errors or [],
         picked=picked), status
 

@@ -58,9 +58,9 @@ from app.services.queue import QueueFilter, build_queue, next_in_queue
 from app.services.raw_text_rounds import RawTextError, check_raw_text
 from app.services.reparse import NoModels, ReparseError, read_constraints, read_previous, reparse
 from app.services.self_training import SettingsError, parse_settings
+from app.services.settings import feature_inventory, label_inventory
 from app.services.token_columns import imported_columns, known_values
 from app.services.ud_checks import tree_warnings
-from app.services.validation import allowed_labels
 from app.services.workspace import (
     Conflict,
     InvalidTree,
@@ -157,7 +157,8 @@ def column_values(sentence_id: int) -> JsonResponse:
     """The values the editor offers for the word columns (the treebank's most frequent first)."""
     target = db.get_or_404(Sentence, sentence_id)
     forms, _ = imported_columns(db.session, target.id)
-    return jsonify(known_values(db.session, target.document.treebank_id, forms))
+    return jsonify(known_values(db.session, target.document.treebank_id, forms,
+                                feature_inventory(target.document.treebank)))
 
 
 @bp.post("/sentences/<int:sentence_id>/state")
@@ -248,7 +249,7 @@ def sentence_reparse(sentence_id: int) -> JsonResponse:
     body = json_body(schemas.REPARSE)
     try:
         constraints = read_constraints(body.get("constraints"), target.n_words,
-                                       allowed_labels(target.document.treebank.labels))
+                                       label_inventory(target.document.treebank))
         previous = read_previous(body.get("previous"), target.n_words)
         return jsonify(reparse(db.session, target, constraints, model_cache(), previous))
     except ReparseError as error:

@@ -261,11 +261,19 @@ function fillLabels(S, parts) {
   parts.labels.replaceChildren(...labels.map((l) => h("option", { value: l })));
 }
 
-export function renderStatus(S, box) {
+/** One problem of the tree; an unknown label gets an "Add" button when the user may add labels (``addLabel``). */
+function errorItem(S, e, addLabel) {
+  const label = e.code === "label" ? S.deprels[e.word - 1] : null;
+  return h("li", {}, e.message, label && addLabel
+    ? [" ", h("button", { type: "button", class: "link-button add-label", onclick: () => addLabel(label) }, `Add '${label}' to the labels`)]
+    : null);
+}
+
+export function renderStatus(S, box, addLabel = null) {
   const crossing = nonProjective(S.heads);
   box.replaceChildren(...[
     S.errors.length ? h("div", { class: "alert", role: "alert", id: "errors" }, h("strong", {}, "Cannot save yet:"),
-      h("ul", {}, S.errors.map((e) => h("li", {}, e.message)))) : null,
+      h("ul", {}, S.errors.map((e) => errorItem(S, e, addLabel)))) : null,
     h("p", { class: "meta" }, `Version ${S.version}${S.dirty ? " · unsaved changes" : " · saved"} · `,
       crossing.length ? `non-projective arcs: ${crossing.join(", ")}` : "projective",
       ` · ${S.reviewed.size} of ${S.words.length} words reviewed · sentence: ${S.status.replace("_", " ")}`),

@@ -226,6 +226,17 @@ class Editor {
     this.render();
   }
 
+  /** A curator adds an unknown label to the treebank's labels (the settings page lists it). */
+  async addLabel(label) {
+    const { status: code, body: reply } = await api(this.urls.add_label, { method: "POST", body: { label } });
+    if (code === 200) {
+      this.S.labels = reply.labels;
+      this.say(`'${label}' is now one of the treebank's labels.`, "success");
+      this.revalidate();
+    } else { this.say(`Not added: ${reply.error ?? code}`, "error"); }
+    this.render();
+  }
+
   useTheirs() {
     const theirs = this.S.conflict.theirs;
     this.change(() => {
@@ -311,7 +322,7 @@ class Editor {
   /** The panel and the status line (messages) only. */
   refresh() {
     renderPanel(this.S, this.$("#panel"), { setHead: (w, h) => this.setHead(w, h), submitForm: () => this.submitForm() });
-    renderStatus(this.S, this.$("#status"));
+    renderStatus(this.S, this.$("#status"), this.urls.add_label ? (label) => this.addLabel(label) : null);
     this.fieldsFrame ??= requestAnimationFrame(() => this.renderFields());  // once a frame, after the key's work
   }
 

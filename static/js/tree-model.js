@@ -23,6 +23,9 @@ export function findCycle(heads) {
   return null;
 }
 
+/** How an unknown label gets accepted (the same words as UNKNOWN_LABEL_HINT in app/services/validation.py). */
+export const UNKNOWN_LABEL_HINT = "not in this treebank's labels: a curator adds it on the treebank's Settings page";
+
 /** Errors [{word, code, message}] that stop a save; mirrors validate_tree on the server. */
 export function validate(heads, deprels, labels) {
   const n = heads.length;
@@ -42,7 +45,7 @@ export function validate(heads, deprels, labels) {
   deprels.forEach((label, i) => {
     const word = i + 1;
     if (!label || label === "_") errors.push({ word, code: "no-label", message: `word ${word} has no label` });
-    else if (!known.has(label)) errors.push({ word, code: "label", message: `unknown label '${label}' on word ${word}` });
+    else if (!known.has(label)) errors.push({ word, code: "label", message: `unknown label '${label}' on word ${word} (${UNKNOWN_LABEL_HINT})` });
     else if ((label === "root") !== (heads[i] === 0)) {
       errors.push({ word, code: "root-label", message: `word ${word}: only the word attached to ROOT is labelled root` });
     }
