@@ -142,6 +142,7 @@ def register_blueprints(app: Flask) -> None:
         rounds,
         sentences,
         settings,
+        stats,
         team,
         treebanks,
         workspace,
@@ -154,6 +155,7 @@ def register_blueprints(app: Flask) -> None:
     app.register_blueprint(team.bp)
     app.register_blueprint(assignments.bp)
     app.register_blueprint(settings.bp)
+    app.register_blueprint(stats.bp)
     app.register_blueprint(adjudication.bp)
     app.register_blueprint(treebanks.bp)
     app.register_blueprint(sentences.bp)
