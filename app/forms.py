@@ -158,4 +158,4 @@ class SettingsForm(FlaskForm):
 class InviteForm(FlaskForm):
     """An owner invites someone to the treebank with a role (a one-time account link)."""
 
-    role = SelectField("Role", choices={role: role for role in ROLES}, default="annotator")
+    invite_role = SelectField("Role", choices={role: role for role in ROLES}, default="annotator")

@@ -22,7 +22,7 @@ from typing import Any
 from sqlalchemy import case, func, select
 from sqlalchemy.exc import IntegrityError
 
-from app.models import Document, Sentence, Treebank, User
+from app.models import Document, Sentence, SentenceState, Treebank, User
 from app.services import DbSession
 from app.services.audit import record
 from app.services.permissions import can, line_refusal
@@ -189,6 +189,34 @@ def workloads(session: DbSession, treebank: Treebank) -> list[Workload]:
         .where(Document.treebank_id == treebank.id).group_by(User.username, User.id).order_by(User.username))
     return [Workload(name, uid, total - done, done, int(blind or 0))
             for name, uid, total, done, blind in rows]
+
+
+@dataclass(frozen=True)
+class AssignedSentence:
+    """One sentence in an annotator's list on the assignments page: its ``id`` (for the editor
+    link), ``name`` (its ``sent_id``, else document and position) and ``status``: ``done`` (the
+    assignment is), else the sentence's review status (``todo``, ``in_progress``, ``reviewed``)."""
+
+    id: int
+    name: str
+    status: str
+    blind: bool
+
+
+def assigned_sentences(session: DbSession, treebank: Treebank) -> dict[int, list[AssignedSentence]]:
+    """User id → the sentences assigned to them on ``treebank``, in document order."""
+    rows = session.execute(
+        select(Assignment.user_id, Sentence.id, Sentence.sent_id, Sentence.position, Document.name,
+               Assignment.done_at, Assignment.blind, SentenceState.status)
+        .join(Sentence, Sentence.id == Assignment.sentence_id).join(Document)
+        .outerjoin(SentenceState, SentenceState.sentence_id == Sentence.id)
+        .where(Document.treebank_id == treebank.id).order_by(Document.position, Sentence.position))
+    found: dict[int, list[AssignedSentence]] = {}
+    for user_id, sid, sent_id, position, document, done_at, blind, status in rows:
+        name = sent_id or f"{document} #{position}"
+        found.setdefault(user_id, []).append(
+            AssignedSentence(sid, name, "done" if done_at is not None else status or "todo", bool(blind)))
+    return found
 
 
 def assigned_ids(session: DbSession, treebank_id: int, user_id: int, *, open_only: bool = True) -> list[int]:

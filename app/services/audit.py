@@ -1,5 +1,6 @@
 """The append-only event log (:class:`app.team_models.AuditEvent`): write with :func:`record`,
-read a treebank's, a user's or a sentence's events with :func:`events`.
+read a treebank's, a user's or a sentence's events with :func:`events`; :func:`readable_details`
+and :func:`sentence_names` say them in words for the audit pages (no Python dicts, no internal ids).
 
 :func:`record` only adds a row in the caller's transaction (it flushes, never commits), so an
 event is stored exactly when the change it describes is.
@@ -14,7 +15,7 @@ from typing import Any
 from sqlalchemy import or_, select
 from sqlalchemy.orm import aliased
 
-from app.models import Treebank, User
+from app.models import Document, Sentence, Treebank, User
 from app.services import DbSession
 from app.team_models import AUDIT_ACTIONS, AuditEvent
 
@@ -86,3 +87,63 @@ def status_history(session: DbSession, sentence_id: int) -> list[dict[str, Any]]
     rows = events(session, sentence_id=sentence_id, limit=10_000)
     return [{"from": row.details.get("previous"), "to": row.details.get("to"), "user": row.actor,
              "at": row.created_at.isoformat()} for row in reversed(rows) if row.action == "status"]
+
+
+FIELD_NAMES = {
+    "agreeing_arcs": "arcs agreeing with", "blind": "double annotation", "by_link": "by link",
+    "admin": "site admin", "changed": "arcs changed", "words": "words", "username": "user name",
+    "from_version": "from version",
+}
+"""How :func:`readable_details` names a detail (others: the key with spaces)."""
+HIDDEN_DETAILS = ("treebank", "subject", "first_ids")
+"""Details shown elsewhere on the row (the treebank, the subject, the sentence links)."""
+
+
+def _value(value: Any) -> str:
+    """A detail's value in words: ``—`` for none, yes/no, ``name count`` pairs, lists joined."""
+    if value is None or value == "":
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, dict):
+        return ", ".join(f"{key} {_value(item)}" for key, item in sorted(value.items())) or "—"
+    if isinstance(value, list | tuple):
+        return ", ".join(_value(item) for item in value) or "—"
+    return str(value).replace("in_progress", "in progress")
+
+
+def _name(key: str) -> str:
+    return FIELD_NAMES.get(key, key.replace("_", " "))
+
+
+def readable_details(details: dict[str, Any]) -> list[tuple[str, str]]:
+    """``(name, value)`` pairs of an event's details in words, empty values left out; a change
+    (``previous`` with ``to``, or ``previous`` and ``settings`` dicts) reads ``before → after``."""
+    shown = {key: value for key, value in details.items()
+             if key not in HIDDEN_DETAILS and value is not None and value not in ("", [], {})}
+    items: list[tuple[str, str]] = []
+    before, after = shown.pop("previous", None), shown.pop("settings", None)
+    if isinstance(before, dict) and isinstance(after, dict):
+        items += [(_name(key), f"{_value(before.get(key))} → {_value(value)}")
+                  for key, value in after.items()]
+    elif "to" in shown:
+        items.append(("status", f"{_value(before)} → {_value(shown.pop('to'))}"))
+    else:
+        rest = {"previous": before, "settings": after}
+        shown |= {key: value for key, value in rest.items() if value is not None}
+    return items + [(_name(key), _value(value)) for key, value in sorted(shown.items())]
+
+
+def sentence_names(session: DbSession, rows: list[EventRow]) -> dict[int, str]:
+    """Sentence id → its name on the audit page (``sent_id``, else ``document #position``) for
+    the sentences the events name (their ``sentence_id`` and an assignment's ``first_ids``);
+    a deleted sentence has no name."""
+    ids = {row.sentence_id for row in rows if row.sentence_id is not None}
+    ids |= {int(i) for row in rows for i in row.details.get("first_ids") or [] if isinstance(i, int)}
+    names: dict[int, str] = {}
+    listed = sorted(ids)
+    for start in range(0, len(listed), 5000):
+        found = session.execute(select(Sentence.id, Sentence.sent_id, Sentence.position, Document.name)
+                                .join(Document).where(Sentence.id.in_(listed[start:start + 5000])))
+        names |= {sid: sent_id or f"{document} #{position}" for sid, sent_id, position, document in found}
+    return names

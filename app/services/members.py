@@ -6,12 +6,15 @@ cannot be removed or given a lesser role (an admin can still act on any treebank
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from dataclasses import dataclass
 
-from app.models import ROLES, VISIBILITIES, Membership, Treebank, User
+from sqlalchemy import func, select
+
+from app.models import ROLES, VISIBILITIES, Document, Membership, Sentence, Treebank, User
 from app.services import DbSession
 from app.services.audit import record
 from app.services.users import find_user
+from app.team_models import Assignment
 
 
 class MemberError(ValueError):
@@ -86,3 +89,31 @@ def set_visibility(session: DbSession, treebank: Treebank, visibility: str, *, b
                previous=treebank.visibility)
         treebank.visibility = visibility
         session.flush()
+
+
+@dataclass(frozen=True)
+class Welcome:
+    """A treebank the user was added to without owning it, for the treebank list's welcome:
+    their ``role`` and how many sentences are assigned to them and still open."""
+
+    treebank: Treebank
+    role: str
+    open_assigned: int
+
+
+def memberships_of(session: DbSession, user: User) -> list[Membership]:
+    """The user's memberships of treebanks that are not archived, by treebank name."""
+    return list(session.scalars(select(Membership).join(Treebank).where(
+        Membership.user_id == user.id, Treebank.archived_at.is_(None)).order_by(Treebank.name)))
+
+
+def welcome(session: DbSession, user: User) -> list[Welcome]:
+    """What to tell a user who owns no treebank (empty for owners and site admins): each
+    treebank they were added to, their role and open assignments."""
+    mine = memberships_of(session, user)
+    if user.is_admin or any(m.role == "owner" for m in mine):
+        return []
+    open_counts: dict[int, int] = {tid: n for tid, n in session.execute(
+        select(Document.treebank_id, func.count()).select_from(Assignment).join(Sentence).join(Document)
+        .where(Assignment.user_id == user.id, Assignment.done_at.is_(None)).group_by(Document.treebank_id))}
+    return [Welcome(m.treebank, m.role, open_counts.get(m.treebank_id, 0)) for m in mine]

@@ -11,11 +11,12 @@ import hashlib
 import secrets
 from datetime import UTC, datetime, timedelta
 from functools import cache
+from typing import Any
 
 from sqlalchemy import select
 from werkzeug.security import check_password_hash, generate_password_hash
 
-from app.models import User
+from app.models import ROLES, Membership, Treebank, User
 from app.services import DbSession, as_utc
 from app.services.audit import record
 from app.team_models import AccountToken
@@ -107,16 +108,35 @@ def _digest(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
-def issue_token(session: DbSession, kind: str, *, by: User, user: User | None = None) -> str:
-    """A new one-time ``invite`` link token, or a ``reset`` token for ``user``'s password."""
+def issue_token(session: DbSession, kind: str, *, by: User, user: User | None = None,
+                treebank: Treebank | None = None, role: str | None = None) -> str:
+    """A new one-time ``invite`` link token, or a ``reset`` token for ``user``'s password. An
+    invitation with a ``treebank`` and ``role`` makes the new account a member with that role."""
     if (kind == "reset") != (user is not None):
         raise ValueError("a reset link is for one user; an invitation is for none yet")
+    if (treebank is None) != (role is None) or (kind == "reset" and treebank is not None):
+        raise ValueError("an invitation to a treebank needs the treebank and a role")
+    if role is not None and role not in ROLES:
+        raise ValueError(f"role must be one of {', '.join(ROLES)}")
     token = secrets.token_urlsafe(32)
     session.add(AccountToken(kind=kind, token_hash=_digest(token), user_id=user.id if user else None,
-                             created_by_id=by.id,
+                             created_by_id=by.id, treebank_id=treebank.id if treebank else None, role=role,
                              expires_at=datetime.now(UTC) + timedelta(days=TOKEN_DAYS)))
-    record(session, "user-invite" if kind == "invite" else "password-reset", user=by, subject=user)
+    details: dict[str, Any] = {"role": role} if role else {}
+    record(session, "user-invite" if kind == "invite" else "password-reset", user=by, subject=user,
+           treebank=treebank, **details)
     return token
+
+
+def _join_invited(session: DbSession, link: AccountToken, user: User) -> None:
+    """Make the account made from an invitation a member of the link's treebank, with its role
+    (not when the treebank was archived or deleted since)."""
+    treebank = session.get(Treebank, link.treebank_id) if link.treebank_id else None
+    if treebank is None or treebank.archived_at is not None or link.role not in ROLES:
+        return
+    treebank.memberships.append(Membership(user=user, role=link.role))
+    inviter = session.get(User, link.created_by_id)
+    record(session, "role-add", user=inviter, treebank=treebank, subject=user, role=link.role, invited=True)
 
 
 def find_token(session: DbSession, token: str) -> AccountToken:
@@ -137,6 +157,7 @@ def redeem_token(session: DbSession, token: str, password: str, username: str | 
         user = create_user(session, username or "", password)
         link.user_id = user.id
         record(session, "user-create", user=user, subject=user, invited=True)
+        _join_invited(session, link, user)
     else:
         found = session.get(User, link.user_id)
         if found is None:

@@ -268,11 +268,29 @@ def save_annotation(
         tree, created = theirs, False
     else:
         created = True
+        _record_save(session, sentence, tree, user=user, branch=branch, status=status)
     if branch:
         set_branch_status(session, sentence, user=user, status=status or "in_progress")
     else:
         set_state(session, sentence, user=user, reviewed_words=reviewed_words, status=status or "in_progress")
     return Saved(tree, created)
+
+
+def _record_save(session: DbSession, sentence: Sentence, tree: TreeVersion, *, user: User, branch: str,
+                 status: str | None) -> None:
+    """A ``save`` audit event: the version, its branch, and the arcs changed from the tree it
+    was based on (else the previous version of the line, else the pre-annotation)."""
+    base = session.get(TreeVersion, tree.based_on_id) if tree.based_on_id else None
+    if base is None:
+        trees = newest_trees(session, sentence.id)
+        previous = session.scalar(select(TreeVersion).where(
+            TreeVersion.sentence_id == sentence.id, TreeVersion.kind == "annotation",
+            TreeVersion.name == branch, TreeVersion.version == tree.version - 1))
+        base = previous or trees.get(("ensemble", "")) or trees.get(("gold", ""))
+    changed = (len(differing_words((base.heads, base.deprels), (tree.heads, tree.deprels)))
+               if base is not None and len(base.heads) == len(tree.heads) else None)
+    record(session, "save", user=user, treebank=sentence.document.treebank, sentence_id=sentence.id,
+           version=tree.version, branch=branch or None, changed=changed, status=status)
 
 
 def _same_version(
@@ -359,12 +377,15 @@ def revert(
             branch and target.kind == "annotation" and target.name != branch):
         raise LookupError(f"sentence {sentence.id} has no tree version {version_id}")
     try:
-        return add_version(session, sentence_id=sentence.id, source="annotation", heads=target.heads,
+        tree = add_version(session, sentence_id=sentence.id, source="annotation", heads=target.heads,
                            deprels=target.deprels, user=user, expected_version=expected_version,
                            based_on=target, provenance=target.provenance, columns=stored_attributes(target),
                            branch=branch)
     except StaleVersionError:
         raise _conflict(session, sentence.id, branch) from None
+    record(session, "revert", user=user, treebank=sentence.document.treebank, sentence_id=sentence.id,
+           version=tree.version, branch=branch or None, reverted_to=f"{target.source} v{target.version}")
+    return tree
 
 
 def notes(session: DbSession, sentence_id: int, *, hide: Collection[str] = ()) -> list[dict[str, Any]]:

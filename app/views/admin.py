@@ -11,7 +11,7 @@ from werkzeug.wrappers import Response
 from app.extensions import db
 from app.forms import UserCreateForm
 from app.models import Membership, User
-from app.services.audit import events, record
+from app.services.audit import events, readable_details, record, sentence_names
 from app.services.users import TOKEN_DAYS, UserExistsError, create_user, issue_token, set_active
 from app.views.access import admin_only
 from app.views.errors import as_sentence
@@ -102,6 +102,7 @@ def user_events(user_id: int) -> str:
     user = db.get_or_404(User, user_id)
     before = request.args.get("before", type=int)
     rows = events(db.session, user_id=user.id, before=before)
-    return render_template("audit/events.html", rows=rows, title=f"Events of {user.username}",
+    return render_template("audit/events.html", rows=rows, names=sentence_names(db.session, rows),
+                           describe=readable_details, title=f"Events of {user.username}",
                            subject=user, treebank=None, endpoint="admin.user_events",
                            args={"user_id": user.id})

@@ -13,7 +13,14 @@ from werkzeug.wrappers import Response
 from app.extensions import db
 from app.forms import AssignForm, AssignmentSettingsForm
 from app.models import Treebank, User
-from app.services.assignments import AssignmentError, assign, unassign_open, update_settings, workloads
+from app.services.assignments import (
+    AssignmentError,
+    assign,
+    assigned_sentences,
+    unassign_open,
+    update_settings,
+    workloads,
+)
 from app.services.members import members
 from app.services.permissions import can
 from app.services.queue import DEFAULT_ORDER, QueueFilter, build_queue
@@ -41,6 +48,7 @@ def _page(treebank: Treebank, form: AssignForm | None = None, settings: Assignme
                if key not in ("order", "split", "assigned")}
     return render_template("team/assignments.html", treebank=treebank, form=form or _assign_form(treebank),
                            settings=settings, workloads=workloads(db.session, treebank),
+                           sentences=assigned_sentences(db.session, treebank),
                            filters=filters), status
 
 

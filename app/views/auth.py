@@ -12,6 +12,7 @@ from app.extensions import db, login_manager
 from app.forms import LinkForm, LoginForm, PasswordChangeForm
 from app.models import User
 from app.services.audit import record
+from app.services.members import memberships_of
 from app.services.users import authenticate, change_password, find_token, redeem_token
 from app.throttle import login_throttle
 from app.views.access import public, signed_in
@@ -117,7 +118,9 @@ def link(token: str) -> str | Response | tuple[str, int]:
             field.errors = [*field.errors, as_sentence(error)]
             return render_template("auth/link.html", form=form, kind=kind), 422
         db.session.commit()
-        flash(f"Account {user.username} is ready: sign in with your new password.", "success")
+        joined = [m.treebank.name for m in memberships_of(db.session, user)]
+        where = f" You have joined {', '.join(joined)}." if joined else ""
+        flash(f"Account {user.username} is ready: sign in with your new password.{where}", "success")
         return redirect(url_for("auth.login"))
     return render_template("auth/link.html", form=form, kind=kind), 400 if form.errors else 200
 

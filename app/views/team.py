@@ -11,9 +11,9 @@ from sqlalchemy import func, select
 from werkzeug.wrappers import Response
 
 from app.extensions import db
-from app.forms import ConfirmNameForm, MemberForm, VisibilityForm
+from app.forms import ConfirmNameForm, InviteForm, MemberForm, VisibilityForm
 from app.models import Document, Sentence, Treebank
-from app.services.audit import events, record
+from app.services.audit import events, readable_details, record, sentence_names
 from app.services.backup import backup_lines
 from app.services.members import MemberError, members, remove_member, set_role, set_visibility
 from app.services.permissions import roles_table
@@ -25,6 +25,7 @@ from app.services.removal import (
     delete_treebank,
     restore,
 )
+from app.services.users import issue_token
 from app.views.access import requires
 from app.views.errors import as_sentence
 from app.views.treebanks import safe_filename
@@ -32,11 +33,12 @@ from app.views.treebanks import safe_filename
 bp = Blueprint("team", __name__, url_prefix="/treebanks")
 
 
-def _members_page(treebank: Treebank, form: MemberForm | None = None, status: int = 200) -> tuple[str, int]:
+def _members_page(treebank: Treebank, form: MemberForm | None = None, status: int = 200,
+                  link: str | None = None, invite: InviteForm | None = None) -> tuple[str, int]:
     return render_template(
         "team/members.html", treebank=treebank, members=members(db.session, treebank),
         form=form or MemberForm(), visibility=VisibilityForm(visibility=treebank.visibility),
-        table=roles_table()), status
+        table=roles_table(), invite=invite or InviteForm(), link=link), status
 
 
 @bp.get("/<int:treebank_id>/members")
@@ -65,6 +67,21 @@ def add_member(treebank_id: int) -> Response | tuple[str, int]:
     db.session.commit()
     flash(f"{member.user.username} is {member.role} of {treebank.name}.", "success")
     return redirect(url_for("team.members_page", treebank_id=treebank.id))
+
+
+@bp.post("/<int:treebank_id>/invite")
+@requires("manage")
+def invite(treebank_id: int) -> tuple[str, int]:
+    """A one-time link with which someone creates an account and joins the treebank with the
+    chosen role (shown once)."""
+    treebank = db.get_or_404(Treebank, treebank_id)
+    form = InviteForm()
+    if not form.validate_on_submit():
+        return _members_page(treebank, status=400, invite=form)
+    role = form.invite_role.data or "annotator"
+    token = issue_token(db.session, "invite", by=current_user, treebank=treebank, role=role)
+    db.session.commit()
+    return _members_page(treebank, link=url_for("auth.link", token=token, _external=True), invite=form)
 
 
 @bp.post("/<int:treebank_id>/members/<int:user_id>/remove")
@@ -212,5 +229,6 @@ def treebank_events(treebank_id: int) -> str:
     rows = events(db.session, treebank_id=treebank.id, sentence_id=sentence,
                   before=request.args.get("before", type=int))
     args: dict[str, int] = {"treebank_id": treebank.id} | ({"sentence": sentence} if sentence else {})
-    return render_template("audit/events.html", rows=rows, title=f"Events of {treebank.name}",
+    return render_template("audit/events.html", rows=rows, names=sentence_names(db.session, rows),
+                           describe=readable_details, title=f"Events of {treebank.name}",
                            treebank=treebank, subject=None, endpoint="team.treebank_events", args=args)

@@ -29,6 +29,7 @@ from app.services.audit import record
 from app.services.browse import treebank_stats
 from app.services.exports import OMITTED_HEADER, export_treebank
 from app.services.imports import ImportResult, import_conllu, import_text
+from app.services.members import welcome
 from app.services.permissions import PermissionDenied, can, readable_treebanks, require
 from app.services.trees import check_export_source
 from app.views.access import requires, signed_in
@@ -44,7 +45,7 @@ def index() -> str:
     """The treebanks the user may read, with their sentence, word and tree counts (archived
     ones, which only their owners see, apart)."""
     stats = treebank_stats(db.session, where=readable_treebanks(current_user))
-    return render_template("treebanks/index.html",
+    return render_template("treebanks/index.html", welcome=welcome(db.session, current_user),
                            stats=[entry for entry in stats if entry.treebank.archived_at is None],
                            archived=[entry.treebank for entry in stats if entry.treebank.archived_at])
 

@@ -52,7 +52,7 @@ def _sentence_id(app: Flask, sent_id: str) -> int:
 
 
 def test_treebank_list_shows_counts(app: Flask, logged_in: FlaskClient) -> None:
-    assert "No treebank yet" in logged_in.get("/").get_data(as_text=True)
+    assert "You are not a member of any treebank yet" in logged_in.get("/").get_data(as_text=True)
     _upload(logged_in, TEXT)
     _upload(logged_in, TEXT.replace("a-", "d-").replace("b-", "e-"), split="dev")
     page = logged_in.get("/").get_data(as_text=True)
