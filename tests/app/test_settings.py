@@ -84,6 +84,9 @@ def test_unknown_label_says_how_to_add_it_then_the_language_opens_its_subtypes(
     annotator = client_as(app, team.users["annotator"])
     editor = annotator.get(f"/workspace/sentences/{team.sentence_id}").get_data(as_text=True)
     assert 'href="https://example.org/guide"' in editor and "Annotation guidelines" in editor
+    add_url = f"/api/treebanks/{team.treebank_id}/labels"
+    assert add_url not in editor  # only a curator's editor offers to add a label
+    assert add_url in curator.get(f"/workspace/sentences/{team.sentence_id}").get_data(as_text=True)
 
 
 def test_a_curator_adds_a_label_on_the_page_or_from_the_editor(app: Flask, password_hash: str) -> None:
