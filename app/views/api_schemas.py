@@ -63,6 +63,12 @@ REPARSE: Schema = {"type": "object", "required": ["constraints"], "properties": 
                                           "items": {"type": "integer"}},
                                 "deprels": {"type": "array", "maxItems": MAX_LIST,
                                             "items": {"type": "string", "maxLength": 64}}}}}}
+ADD_LABEL: Schema = {"type": "object", "required": ["label"], "properties": {
+    "label": {"type": "string", "maxLength": 64,
+              "description": "a universal relation with at most one subtype, e.g. advmod:emph"}}}
+ADD_LABEL_OUT: Schema = {"type": "object", "required": ["label", "added", "labels"], "properties": {
+    "label": {"type": "string"}, "added": {"type": "boolean"},
+    "labels": {"type": "array", "items": {"type": "string"}}}}
 PREANNOTATE: Schema = {"type": "object", "properties": {
     "parsers": {"type": ["string", "array", "null"], "maxItems": 100, "items": {"type": "string"},
                 "description": "member names, a list or comma-separated (default: the measured set)"},

@@ -133,6 +133,11 @@ def document() -> Schema:
             answers={"200": _json({"type": "object", "required": ["id"],
                                    "properties": {"id": {"type": ["integer", "null"]}}},
                                   "its id (null at the end)")})},
+        "/api/treebanks/{treebank_id}/labels": {"post": _operation(
+            "Add a label to the treebank's inventory (curators; the settings page lists it)",
+            body=s.ADD_LABEL, params=treebank, post=True, answers={
+                "200": _json(s.ADD_LABEL_OUT, "the label, whether it was new, and every accepted label"),
+                "422": _json(s.ERROR, "not a UD relation with at most one subtype")})},
         "/api/treebanks/{treebank_id}/preannotate": {"post": _operation(
             "Start a pre-annotation job; poll /jobs/{job_id}", body=s.PREANNOTATE, params=treebank,
             post=True, answers={"202": _json(job_answer, "the queued job"),

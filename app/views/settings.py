@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, flash, jsonify, redirect, render_template, request, url_for
+from flask import Blueprint, flash, jsonify, redirect, render_template, url_for
 from flask_login import current_user
 from werkzeug.wrappers import Response
 
@@ -31,7 +31,9 @@ from app.services.settings import (
     validator_relations,
 )
 from app.services.ud_checks import levels_for
+from app.views import api_schemas as schemas
 from app.views.access import requires
+from app.views.api_input import json_body
 from app.views.errors import as_sentence
 
 bp = Blueprint("settings", __name__)
@@ -110,10 +112,7 @@ def add_label_json(treebank_id: int) -> tuple[Response, int]:
     """Add one label to the curator's labels: ``{"label": "advmod:emph"}`` → ``{"label",
     "added", "labels"}`` (``added`` false: the inventory had it); 422 names a bad label."""
     treebank = db.get_or_404(Treebank, treebank_id)
-    body = request.get_json(silent=True)
-    label = body.get("label") if isinstance(body, dict) else None
-    if not isinstance(label, str):
-        return jsonify(error="send {\"label\": \"relation:subtype\"}", field="label"), 422
+    label = str(json_body(schemas.ADD_LABEL)["label"])
     try:
         added = add_label(db.session, treebank, label, by=current_user)
     except SettingsError as error:

@@ -94,6 +94,7 @@ def test_a_curator_adds_a_label_on_the_page_or_from_the_editor(app: Flask, passw
     assert _save(app, team, "annotator", "advmod:emph")[0] == 422
     curator = client_as(app, team.users["curator"])
     url = f"/api/treebanks/{team.treebank_id}/labels"
+    assert curator.post(url, json={"label": 5}).get_json()["field"] == "label"
     refused = curator.post(url, json={"label": "emph"})
     assert refused.status_code == 422 and "not one of UD's universal relations" in refused.get_json()["error"]
     assert client_as(app, team.users["annotator"]).post(url, json={"label": "advmod:emph"}).status_code == 403
