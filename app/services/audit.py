@@ -118,16 +118,19 @@ def _name(key: str) -> str:
 
 def readable_details(details: dict[str, Any]) -> list[tuple[str, str]]:
     """``(name, value)`` pairs of an event's details in words, empty values left out; a change
-    (``previous`` with ``to``, or ``previous`` and ``settings`` dicts) reads ``before → after``."""
+    (``previous`` with ``to`` or ``role``, or ``previous`` and ``settings`` dicts: the fields that
+    changed) reads ``before → after``."""
     shown = {key: value for key, value in details.items()
              if key not in HIDDEN_DETAILS and value is not None and value not in ("", [], {})}
     items: list[tuple[str, str]] = []
     before, after = shown.pop("previous", None), shown.pop("settings", None)
     if isinstance(before, dict) and isinstance(after, dict):
         items += [(_name(key), f"{_value(before.get(key))} → {_value(value)}")
-                  for key, value in after.items()]
+                  for key, value in after.items() if before.get(key) != value]
     elif "to" in shown:
         items.append(("status", f"{_value(before)} → {_value(shown.pop('to'))}"))
+    elif isinstance(before, str) and "role" in shown:
+        items.append(("role", f"{before} → {_value(shown.pop('role'))}"))
     else:
         rest = {"previous": before, "settings": after}
         shown |= {key: value for key, value in rest.items() if value is not None}

@@ -43,6 +43,10 @@ def test_audit_log_reads_in_words_and_logs_saves(app: Flask, password_hash: str)
     assert readable_details({"previous": {"language": ""}, "settings": {"language": "wo"}}) == [
         ("language", "— → wo")]
     assert readable_details({"previous": "todo", "to": "in_progress"}) == [("status", "todo → in progress")]
+    assert readable_details({"previous": "viewer", "role": "curator"}) == [("role", "viewer → curator")]
+    rules = {"previous": {"assigned_only": False, "annotators_per_sentence": 1},
+             "settings": {"assigned_only": False, "annotators_per_sentence": 2}}
+    assert readable_details(rules) == [("annotators per sentence", "1 → 2")]
     with app.app_context():
         team = build_double_team(db.session, password_hash)
     tb = team.team.treebank_id

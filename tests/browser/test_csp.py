@@ -45,6 +45,8 @@ def test_pages_run_their_scripts_under_the_policy(
         f"/treebanks/{pool.treebank_id}/sentences": "form.search",
         f"/treebanks/{pool.treebank_id}/members": "table.members",  # the team pages (ana owns it)
         f"/treebanks/{pool.treebank_id}/events": "main",
+        f"/treebanks/{pool.treebank_id}/settings": "#label-inventory",
+        f"/treebanks/{pool.treebank_id}/statistics": "main",
         f"/treebanks/{pool.treebank_id}/plugins": "#plugin-form",
         f"/treebanks/{pool.treebank_id}/remove": "main form",
         "/auth/password": "main form",
