@@ -153,3 +153,38 @@ def test_statistics_page_draws_a_row_per_annotator(chromium: Any, live_server: s
         assert mine.locator("li a").all_inner_texts() == ["q3", "q4"]
         assert mine.locator(".tag").first.inner_text() == "todo"
         screenshot(page, "assignments-sentences")
+
+
+def test_events_read_in_words(chromium: Any, live_server: str, team: DoubleTeam, screenshot: Shot) -> None:
+    for page in signed_in_page(chromium, live_server, "owner", PASSWORD):
+        page.goto(f"/treebanks/{team.team.treebank_id}/events")
+        table = page.locator("table.events tbody")
+        text = table.inner_text()
+        assert "{" not in text and "None" not in text
+        adjudicated = table.locator("tr", has=page.locator(".tag", has_text="adjudicate"))
+        assert adjudicated.locator("a.sentence-link").inner_text() == "q1"
+        assert "arcs agreeing with: ann2 2, annotator 2 · version: 1 · words: 3" in adjudicated.inner_text()
+        settings = table.locator("tr", has=page.locator(".tag", has_text="settings"))
+        assert "extra labels: advmod:emph → advmod:emph, obl:emph" in settings.first.inner_text()
+        assert "language: — → wo" in settings.nth(1).inner_text()
+        saves = table.locator("tr", has=page.locator(".tag", has_text="save"))
+        assert saves.count() == 6  # four blind saves, the adjudication, the editor's save
+        assert "branch: ann2 · arcs changed: 1 · status: reviewed · version: 1" in saves.nth(3).inner_text()
+        assign = table.locator("tr", has=page.locator(".tag", has_text="assign")).first
+        assert "ann3" in assign.inner_text() and "which:" in assign.inner_text()
+        assert assign.locator(".first-sentences a.sentence-link").all_inner_texts() == ["q3", "q4"]
+        screenshot(page, "events-readable")
+
+
+def test_a_new_annotator_is_sent_to_their_queue(chromium: Any, live_server: str, team: DoubleTeam,
+                                                screenshot: Shot) -> None:
+    for page in signed_in_page(chromium, live_server, "ann3", PASSWORD):
+        page.goto("/treebanks/")
+        welcome = page.locator("#welcome")
+        said = " ".join(welcome.inner_text().split())
+        assert "You have been added to team tb as annotator: open your queue" in said
+        assert "(2 sentences assigned to you)." in said
+        assert "Import a CoNLL-U file" not in page.locator("main").inner_text()
+        screenshot(page, "welcome-annotator")
+        welcome.locator("a.queue-link").click()
+        page.wait_for_url(f"**/workspace/treebanks/{team.team.treebank_id}**")
