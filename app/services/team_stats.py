@@ -178,11 +178,16 @@ def treebank_stats(session: DbSession, treebank: Treebank, idle: timedelta = IDL
     pre: dict[int, TreeVersion] = {}
     others: dict[int, TreeVersion] = {}
     for tree in session.scalars(select(TreeVersion).where(TreeVersion.sentence_id.in_(in_treebank),
-                                                          TreeVersion.kind != "annotation")
+                                                          TreeVersion.kind.in_(("ensemble", "gold")))
                                 .order_by(TreeVersion.version)):
         others[tree.id] = tree
         if tree.kind == "ensemble" or (tree.kind == "gold" and tree.sentence_id not in pre):
             pre[tree.sentence_id] = tree
+    missing = sorted({tree.based_on_id for tree in versions if tree.based_on_id is not None}
+                     - set(by_id) - set(others))
+    for start in range(0, len(missing), 5000):  # parser versions someone reverted to or started from
+        others |= {tree.id: tree for tree in session.scalars(
+            select(TreeVersion).where(TreeVersion.id.in_(missing[start:start + 5000])))}
     names: dict[int, str] = {uid: name for uid, name in session.execute(select(User.id, User.username))}
     saves = [SaveRow(names[tree.user_id], tree.sentence_id, words[tree.sentence_id], as_utc(tree.created_at),
                      _changed(tree, _start_tree(tree, by_id, others, pre))) for tree in versions]

@@ -100,3 +100,25 @@ def test_statistics_page_for_leads_only(app: Flask, adjudicated: DoubleTeam) -> 
     assert "at most 10 minutes" in html
     assert client_as(app, adjudicated.user("annotator")).get(url).status_code == 403
     assert client_as(app, adjudicated.user("stranger")).get(url).status_code == 404
+
+
+def test_edits_count_from_the_tree_each_person_started_from(app: Flask, password_hash: str) -> None:
+    with app.app_context():
+        team = build_double_team(db.session, password_hash)
+    sid = team.pool[2]
+    url = f"/api/sentences/{sid}/annotations"
+    annotator, curator = client_as(app, team.user("annotator")), client_as(app, team.user("curator"))
+    first = annotator.post(url, json={**A_TREE, "expected_version": 0}).get_json()["tree"]
+    two_off = {"heads": [2, 0, 2], "deprels": ["obj", "root", "obl"]}  # 2 arcs off the gold pre-annotation
+    second = annotator.post(url, json={**two_off, "expected_version": 1, "based_on_id": first["id"]})
+    assert second.status_code == 201
+    based_on = second.get_json()["tree"]["id"]
+    third = curator.post(url, json={**GOLD, "expected_version": 2, "based_on_id": based_on})
+    assert third.status_code == 201
+    with app.app_context():
+        treebank = db.session.get(Treebank, team.team.treebank_id)
+        assert treebank is not None
+        rows = {row.user: row for row in treebank_stats(db.session, treebank)}
+    assert rows["annotator"].edits_per_sentence == 2  # their newest version against gold, not against v1
+    assert rows["curator"].edits_per_sentence == 2  # against the annotator's version they corrected
+    assert (rows["annotator"].saves, rows["annotator"].sentences) == (2, 1)
