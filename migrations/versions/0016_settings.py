@@ -8,9 +8,8 @@ Revises: 0015
 Create Date: 2026-11-27 09:50:00
 
 """
-from alembic import op
 import sqlalchemy as sa
-
+from alembic import op
 
 # revision identifiers, used by Alembic.
 revision = '0016_settings'
