@@ -33,16 +33,17 @@ from app.parser_models import TrainingRound
 from app.services import DbSession
 from app.services.external_votes import ExternalVoter, cast_ballots
 from app.services.parsing_adapter import load_sentences, partial_trees, tree_of_parse, with_trees
+from app.services.round_scores import evaluation_scores
 from app.services.tag_checks import require_tags
 from app.services.trees import latest_versions
 from parsing.ensemble.base import member_accuracy, stack_heads
 from parsing.ensemble.confidence import SentenceConfidence, sentence_confidence
 from parsing.ensemble.registry import default_method, method_spec
+from parsing.ensemble.stability import DEFAULT_MARGIN, keep_previous
 from parsing.forked import ParserPool
 from parsing.member_fit import MemberRunner
 from parsing.members import member_names
 from parsing.pipeline import ModelBundle, TagMode, load_models, read_manifest, train_models
-from parsing.scorer.metrics import evaluate
 from parsing.tagger.folds import FoldRunner
 from parsing.types import Parse
 from parsing.types import Sentence as ParsingSentence
@@ -93,6 +94,9 @@ class TrainedRound:
     weights: list[float]
     voters: list[ExternalVoter] = field(default_factory=list)
     pool: ParserPool | None = None
+    stability: float | None = DEFAULT_MARGIN
+    """Keep a sentence's previous ensemble arc unless the members back the new one by more than
+    this share of their votes (:func:`parsing.ensemble.stability.keep_previous`); None: off."""
 
 
 @dataclass
@@ -115,6 +119,8 @@ class TrainingData:
     evaluation: list[ParsingSentence] = field(default_factory=list)
     evaluation_source: str | None = None
     held_out_ids: list[int] = field(default_factory=list)
+    evaluation_ids: list[int] = field(default_factory=list)
+    """Database ids of ``evaluation``'s sentences, in order (pairs two rounds' per-sentence scores)."""
     partial: int = 0
 
     @property
@@ -139,7 +145,8 @@ def training_data(session: DbSession, treebank: Treebank) -> TrainingData:
         (Document.split == "pool") & (SentenceState.status == "reviewed"))
     trees = latest_versions(session, train_ids, "latest")
     pairs = with_trees(session, train_ids, trees)
-    dev = [sentence for _, sentence in with_trees(session, ids(Document.split == "dev"))]
+    dev_pairs = with_trees(session, ids(Document.split == "dev"))
+    dev = [sentence for _, sentence in dev_pairs]
     held_out = [] if dev else held_out_slice([sid for sid, _ in pairs])
     excluded = set(held_out)
     kept = [(sid, sentence) for sid, sentence in pairs if sid not in excluded]
@@ -153,6 +160,7 @@ def training_data(session: DbSession, treebank: Treebank) -> TrainingData:
         gold=len(kept) - corrected, corrected=corrected,
         evaluation=dev or [by_id[sid] for sid in held_out],
         evaluation_source="dev" if dev else "held-out" if held_out else None, held_out_ids=held_out,
+        evaluation_ids=[sid for sid, _ in dev_pairs] if dev else list(held_out),
         partial=len(partial),
     )
 
@@ -271,7 +279,7 @@ def train_round(
     report(f"scoring the members and the ensemble on {data.evaluation_source}" if data.evaluation_source
            else "no dev split and too few trees to hold some out: the round is not scored", 0.6)
     names = list(bundle.parsers)
-    scores, member_parses = evaluation_scores(bundle, data.evaluation)
+    scores, member_parses = evaluation_scores(bundle, data.evaluation, data.evaluation_ids)
     round_.dev_uas = None
     if dev:  # the same parses as the scores: data.evaluation is dev
         round_.dev_uas = [float(a) for a in member_accuracy(dev, [member_parses[name] for name in names])]
@@ -284,29 +292,6 @@ def train_round(
     round_.evaluation, round_.held_out_ids = data.evaluation_source, list(data.held_out_ids)
     round_.scores = scores
     return TrainedRound(bundle, list(round_.weights))
-
-
-def evaluation_scores(
-    bundle: ModelBundle, gold: Sequence[ParsingSentence]
-) -> tuple[dict[str, Any] | None, dict[str, list[Parse]]]:
-    """UAS and LAS in percent (CoNLL 2018 scorer) of every member and the ensemble on ``gold``:
-    ``{"members": {NAME: {"uas", "las"}}, "ensemble": {"uas", "las"}}`` (no ``ensemble`` key when
-    the bundle has none), and the members' parses; ``(None, {})`` without gold trees."""
-    if not gold:
-        return None, {}
-    if bundle.ensemble is not None:
-        member_parses, combined = bundle.parse_with_ensemble(gold)
-    else:
-        member_parses, combined = bundle.parse(gold), None
-
-    def percent(parses: Sequence[Parse]) -> dict[str, float]:
-        result = evaluate(gold, parses)
-        return {"uas": round(100 * result.uas.f1, 2), "las": round(100 * result.las.f1, 2)}
-
-    scores: dict[str, Any] = {"members": {name: percent(parses) for name, parses in member_parses.items()}}
-    if combined is not None:
-        scores["ensemble"] = percent(combined)
-    return scores, dict(member_parses)
 
 
 def vote_weights(bundle: ModelBundle, dev_uas: Sequence[float] | None) -> list[float]:
@@ -339,6 +324,11 @@ def parse_batch(
     by_name, combined = trained.bundle.parse_with_ensemble(sentences, pool=trained.pool)
     combined, ballots = cast_ballots(session, trained.bundle, trained.voters, sentence_ids, sentences,
                                      by_name, combined, trained.weights)
+    if trained.stability is not None:
+        previous = latest_versions(session, list(sentence_ids), "ensemble")
+        combined = [keep_previous(ballots[i].parses, ballots[i].weights, combined[i],
+                                  [-1, *previous[sid].heads], ["", *previous[sid].deprels], trained.stability)
+                    if sid in previous else combined[i] for i, sid in enumerate(sentence_ids)]
     for i, sentence_id in enumerate(sentence_ids):
         for name, parses in by_name.items():
             heads, deprels, scores = tree_of_parse(parses[i])

@@ -26,6 +26,7 @@ from app.parser_models import TrainingRound
 from app.services import DbSession, as_utc
 from app.services.raw_text_rounds import RawTextEffect, raw_text_effects
 from app.services.retention import models_pruned
+from app.services.round_scores import RoundChange, round_change, score_interval
 from app.services.trees import latest_versions
 from parsing.members import MEMBERS
 
@@ -98,6 +99,10 @@ class RoundRow:
         """The round's model files are gone (:mod:`app.services.retention`); its record stays."""
         return models_pruned(self.round)
 
+    def interval(self, name: str, metric: str) -> tuple[float, float] | None:
+        """The 95% bootstrap interval (percent) of ``metric`` of member ``name`` or :data:`ENSEMBLE`."""
+        return score_interval(self.round.scores, name, metric)
+
     def score(self, name: str, metric: str) -> float | None:
         """``metric`` (``uas``/``las``) of member ``name`` or of :data:`ENSEMBLE`."""
         scores = self.round.scores or {}
@@ -119,6 +124,15 @@ def round_rows(session: DbSession, treebank: Treebank) -> list[RoundRow]:
         select(TrainingRound, User.username).join(User, User.id == TrainingRound.user_id)
         .where(TrainingRound.treebank_id == treebank.id).order_by(TrainingRound.number))
     return [RoundRow(round_, username) for round_, username in found]
+
+
+def round_changes(rows: Sequence[RoundRow], name: str = ENSEMBLE) -> list[RoundChange]:
+    """The LAS change of ``name`` from each scored round to the next scored one, paired on the
+    sentences both were scored on (rounds without per-sentence counts are skipped)."""
+    scored = [row for row in rows if row.round.scores]
+    changes = (round_change(after.number, before.number, before.round.scores, after.round.scores, name)
+               for before, after in zip(scored, scored[1:], strict=False))
+    return [change for change in changes if change is not None]
 
 
 def scored_members(rows: Sequence[RoundRow]) -> list[str]:

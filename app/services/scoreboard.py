@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from sqlalchemy import select
 
 from app.models import Treebank
@@ -34,9 +35,10 @@ from app.services.sources import (
 )
 from parsing.scorer.breakdowns import by_arc_direction
 from parsing.scorer.compare import Agreement, agreement, best_per_row, oracle_parses, unique_correct
+from parsing.scorer.intervals import bootstrap_interval
 from parsing.scorer.metrics import Evaluation, arc_table, evaluate
 from parsing.scorer.report import evaluation_to_dict
-from parsing.scorer.types import Attachment
+from parsing.scorer.types import ArcTable, Attachment
 from parsing.types import Parse
 from parsing.types import Sentence as ParsingSentence
 
@@ -57,6 +59,8 @@ class SourceScore:
     evaluation: Evaluation
     rounds: list[int]
     by_direction: dict[str, Attachment]
+    intervals: dict[str, tuple[float, float]] = field(default_factory=dict)
+    """95% bootstrap interval over sentences of ``UAS`` and ``LAS``, in %."""
 
     def percent(self, metric: str) -> float:
         """``UAS``, ``LAS`` or ``CLAS`` (F1), in %."""
@@ -147,10 +151,23 @@ def _score_source(board: Scoreboard, gold: Mapping[int, ParsingSentence], scored
 def _add(board: Scoreboard, name: str, kind: str, gold: Sequence[ParsingSentence], parses: Sequence[Parse],
          rounds: list[int]) -> SourceScore:
     table = arc_table(gold, parses)
-    entry = SourceScore(name, kind, evaluate(gold, parses), rounds, by_arc_direction(table))
+    entry = SourceScore(name, kind, evaluate(gold, parses), rounds, by_arc_direction(table),
+                        _intervals(table, len(gold)))
     board.sources.append(entry)
     board.label_correct[name] = int((table.gold_deprels == table.system_deprels).sum())
     return entry
+
+
+def _intervals(table: ArcTable, sentences: int) -> dict[str, tuple[float, float]]:
+    """``{"UAS": (low, high), "LAS": ...}`` in %: bootstrap over the table's sentences."""
+    words = np.bincount(table.sentence, minlength=sentences)
+    if words.sum() == 0:
+        return {}
+    out = {}
+    for metric, correct in (("UAS", table.head_correct), ("LAS", table.label_correct)):
+        low, high = bootstrap_interval(np.bincount(table.sentence[correct], minlength=sentences), words)
+        out[metric] = (100.0 * low, 100.0 * high)
+    return out
 
 
 def _compare_parsers(board: Scoreboard, gold: Mapping[int, ParsingSentence], common: list[int],

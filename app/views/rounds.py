@@ -18,6 +18,7 @@ from app.services.rounds import (
     ENSEMBLE,
     changed_sentences,
     learning_curves,
+    round_changes,
     round_rows,
     rounds_csv,
     scored_members,
@@ -48,6 +49,7 @@ def index(treebank_id: int) -> str:
         ]
     return render_template(
         "rounds/index.html", treebank=treebank, rows=rows, members=scored_members(rows), charts=charts,
+        changes=round_changes(rows),
         held_out=any(row.round.evaluation == "held-out" for row in rows),
         unscored=any(row.round.evaluation is None and row.round.finished_at for row in rows),
         held_out_every=HELD_OUT_EVERY, min_held_out=MIN_HELD_OUT, min_trees=MIN_TREES_TO_HOLD_OUT,

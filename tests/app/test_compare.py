@@ -92,6 +92,12 @@ def test_scoreboard_scores_members_ensemble_and_oracle(session: Session, treeban
     assert board.agreement[("graph1", "eager")].same_head == 5
     # graph1 alone has "!" (head and arc) and "dog"'s arc; eager alone has "the"
     assert board.unique == {"eager": (1, 1), "graph1": (1, 2)}
+    # intervals over 3 sentences: around the score, 100 only for the oracle (right everywhere)
+    for source in board.sources:
+        low, high = source.intervals["LAS"]
+        assert low <= source.percent("LAS") <= high
+    assert by_name["oracle"].intervals["LAS"] == (100.0, 100.0)
+    assert by_name["graph1"].intervals["LAS"][0] < by_name["graph1"].intervals["LAS"][1]
     json_out = board.to_json()
     assert json_out["against"] == "gold"
     assert json_out["sources"]["graph1"] == {

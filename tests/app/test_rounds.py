@@ -133,6 +133,14 @@ def test_round_without_dev_is_scored_on_the_held_out_slice(
         las = 100 * evaluate(held, parses).las.f1
         assert round_.scores["members"][name]["las"] == pytest.approx(las, abs=0.01)
     assert round_.scores["ensemble"]["uas"] == pytest.approx(100 * evaluate(held, combined).uas.f1, abs=0.01)
+    # each score with its bootstrap interval and the per-sentence counts that pair it with the next round
+    ensemble = round_.scores["ensemble"]
+    assert ensemble["las_ci"][0] <= ensemble["las"] <= ensemble["las_ci"][1] < 100.01
+    assert ensemble["uas_ci"][0] <= ensemble["uas"] <= ensemble["uas_ci"][1]
+    assert sum(ensemble["per_sentence"]["words"]) == evaluate(held, combined).words
+    assert 100 * sum(ensemble["per_sentence"]["las"]) / sum(ensemble["per_sentence"]["words"]) == pytest.approx(
+        ensemble["las"], abs=0.01)
+    assert round_.scores["sentence_ids"] == held_ids
     assert round_.compared_sentences == 0 and round_.changed_sentences == 0  # nothing to compare with
 
 

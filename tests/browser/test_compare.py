@@ -82,7 +82,10 @@ def test_scoreboard_page(ui: Any, treebank_id: int, screenshot: Shot) -> None:
     sources = ui.locator("#scores tbody tr").evaluate_all("rows => rows.map((r) => r.dataset.source)")
     assert sources == ["ensemble", "oracle", "eager", "graph1"]
     graph1 = ui.locator('#scores tr[data-source="graph1"] td').all_inner_texts()
-    assert graph1[3:5] == ["100.0", "100.0"]  # UAS, LAS: graph1 is the gold tree
+    assert graph1[3] == "100.0" and graph1[4].split() == ["100.0", "100.0–100.0"]  # UAS, LAS + interval
+    eager_las = ui.locator('#scores tr[data-source="eager"] td').all_inner_texts()[4].split()
+    low, high = (float(end) for end in eager_las[1].split("–"))
+    assert low <= float(eager_las[0]) <= high and low < high  # eager is wrong somewhere: a real interval
     assert float(ui.locator('#scores tr[data-source="eager"] td').all_inner_texts()[3]) < 100
     assert ui.locator("figure.chart svg").count() == 2
     assert ui.locator("#upos td.best").count() > 0 and ui.locator("#agreement").is_visible()

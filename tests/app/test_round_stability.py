@@ -1,0 +1,66 @@
+"""Stable pre-annotation: a round keeps a pool sentence's previous ensemble arcs unless its
+members back new ones by more than the margin (issue #30 item 4, churn)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from flask import Flask
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.models import Document, Sentence, Treebank, TreeVersion, User
+from app.services.demo import setup_demo
+from app.services.parsing_adapter import load_sentences
+from app.services.preannotate import TrainedRound, parse_batch
+from app.services.trees import latest_versions
+from parsing.ensemble.stability import keep_previous
+from parsing.pipeline import load_models
+from tests.app.helpers import run_round
+
+
+def pool_ids(session: Session, treebank: Treebank) -> list[int]:
+    return list(session.scalars(select(Sentence.id).join(Document).where(
+        Document.treebank_id == treebank.id, Document.split == "pool").order_by(Sentence.id)))
+
+
+def stored(session: Session, ids: list[int]) -> dict[int, tuple[list[int], list[str]]]:
+    versions = latest_versions(session, ids, "ensemble")
+    return {sid: (list(v.heads), list(v.deprels)) for sid, v in versions.items()}
+
+
+def test_a_round_keeps_previous_arcs_within_the_margin_and_takes_clear_leads(
+    app: Flask, session: Session, user: User, fast: Path
+) -> None:
+    setup_demo(session, user=user, sentences=50)  # 30 train, 10 dev, 10 pool
+    treebank = session.scalars(select(Treebank)).one()
+    first = run_round(app, session, user, treebank, ["graph1", "eager", "hybrid"])
+    pool = pool_ids(session, treebank)
+    previous = stored(session, pool)
+    assert set(previous) == set(pool)
+    bundle = load_models(first.model_dir)
+    members, fresh = bundle.parse_with_ensemble(load_sentences(session, pool))
+
+    # margin 1: every previous arc stays (they are trees), whatever the new members say
+    parse_batch(session, TrainedRound(bundle, list(first.weights), stability=1.0), pool, user=user)
+    assert stored(session, pool) == previous
+
+    # off: the bundle's own trees
+    parse_batch(session, TrainedRound(bundle, list(first.weights), stability=None), pool, user=user)
+    assert stored(session, pool) == {sid: ([int(h) for h in fresh[i].heads[1:]], list(fresh[i].deprels[1:]))
+                                     for i, sid in enumerate(pool)}
+
+    # the default margin: exactly what keep_previous makes of the stored trees, and its shown shares
+    before = stored(session, pool)
+    parse_batch(session, TrainedRound(bundle, list(first.weights)), pool, user=user)
+    names = list(members)
+    for i, sid in enumerate(pool):
+        expected = keep_previous([members[name][i] for name in names], list(first.weights), fresh[i],
+                                 [-1, *before[sid][0]], ["", *before[sid][1]])
+        version = latest_versions(session, [sid], "ensemble")[sid]
+        assert list(version.heads) == [int(h) for h in expected.heads[1:]]
+        assert list(version.deprels) == list(expected.deprels[1:])
+    versions = session.scalars(select(TreeVersion).where(TreeVersion.sentence_id == pool[0],
+                                                         TreeVersion.kind == "ensemble")).all()
+    assert len(versions) == 4  # every round's tree is a new version, kept or not
+
