@@ -270,7 +270,9 @@ class Editor {
     const { status, body } = await api(this.urls.revert, { method: "POST", body: { version_id: entry.id, expected_version: S.version } });
     if (status !== 201) { this.say(body.error ?? "Revert failed", "error"); this.refresh(); return; }
     Object.assign(S, { heads: [...body.tree.heads], deprels: [...body.tree.deprels], version: body.tree.version,
-      basedOn: body.tree.id, columns: cloneColumns(body.tree.columns) });
+      basedOn: body.tree.id, columns: cloneColumns(body.tree.columns), status: body.state.status,
+      reviewed: new Set(body.state.reviewed_words), human: humanWords({ state: body.state, current: body.tree }),
+      reparse: null, reparsed: new Set() });  // the review ticks follow the tree reverted to
     this.markSaved(this.snapshot());
     this.say(`Reverted to ${entry.source} v${entry.version} (saved as version ${S.version}).`, "success");
     this.revalidate();
