@@ -13,7 +13,9 @@ from app.services.browse import (
     sentence_view,
     treebank_stats,
 )
+from app.services.exports import missing_trees
 from app.services.queue import queue_page_arg
+from app.services.trees import EXPORT_SOURCES
 from app.views.access import requires
 
 bp = Blueprint("sentences", __name__)
@@ -22,7 +24,8 @@ bp = Blueprint("sentences", __name__)
 @bp.route("/treebanks/<int:treebank_id>/sentences")
 @requires("read")
 def index(treebank_id: int) -> str:
-    """One page of the treebank's sentences, optionally filtered by a search."""
+    """One page of the treebank's sentences, optionally filtered by a search; the export form
+    says how many sentences an export of each source leaves out (no tree from it)."""
     treebank = db.get_or_404(Treebank, treebank_id)
     field = request.args.get("field", "form")
     if field not in SEARCH_FIELDS:
@@ -37,9 +40,12 @@ def index(treebank_id: int) -> str:
         per_page=current_app.config["SENTENCES_PER_PAGE"],
     )
     (stats,) = treebank_stats(db.session, treebank.id)
+    sources = ["gold", "latest", *sorted(s for s in stats.trees
+                                         if s in EXPORT_SOURCES and s not in ("gold", "latest"))]
     return render_template(
         "sentences/index.html", treebank=treebank, page=page, stats=stats, query=query,
-        field=field, split=split, fields=SEARCH_FIELDS, splits=SPLITS,
+        field=field, split=split, fields=SEARCH_FIELDS, splits=SPLITS, export_sources=sources,
+        omitted={source: n for source, n in missing_trees(db.session, treebank, sources).items() if n},
     )
 
 
