@@ -119,6 +119,10 @@ def test_not_reviewed_trained_or_exported_until_adjudicated(app: Flask, double: 
         assert treebank is not None
         assert sid in training_data(db.session, treebank).train_ids
         assert _reviewed_export(treebank) == 1
+        with_sources = export_treebank(db.session, treebank, source="latest", split="pool", provenance=True)
+        adjudicated_rows = with_sources.text.split("# sent_id = q1\n")[1].split("\n\n")[0].splitlines()
+        assert [row.split("\t")[9] for row in adjudicated_rows if not row.startswith("#")] == [
+            "ArcSource=human"] * 3  # the curator chose every arc
         event = db.session.scalars(select(AuditEvent).where(AuditEvent.action == "adjudicate")).one()
         assert event.sentence_id == sid and event.details["agreeing_arcs"]["annotator"] == 2
     assert curator.get(f"/api/sentences/{sid}").get_json()["state"]["status"] == "reviewed"
