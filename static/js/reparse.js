@@ -13,6 +13,7 @@
  */
 
 import { api } from "./api.js";
+import { findCycle } from "./tree-model.js";
 
 const STORAGE_KEY = "arcvote.reparse";
 
@@ -38,6 +39,19 @@ export function humanWords(data) {
 export function constraintsOf(S) {
   return [...S.human].sort((a, b) => a - b).filter((w) => S.heads[w - 1] !== null && S.heads[w - 1] !== undefined)
     .map((w) => ({ id: w, head: S.heads[w - 1], deprel: S.deprels[w - 1] || null }));
+}
+
+/**
+ * Why the human arcs cannot be re-parsed around ("" when they can): a cycle among them, or two
+ * of them on ROOT. The server refuses both (422); the editor says so and sends nothing.
+ */
+export function constraintProblem(constraints, n) {
+  const heads = new Array(n).fill(null);
+  for (const c of constraints) heads[c.id - 1] = c.head;
+  const cycle = findCycle(heads);
+  if (cycle) return `your arcs form a cycle (${[...cycle, cycle[0]].join(" → ")})`;
+  const roots = constraints.filter((c) => c.head === 0).map((c) => c.id);
+  return roots.length > 1 ? `your arcs attach ${roots.length} words to ROOT (${roots.join(", ")})` : "";
 }
 
 /**
@@ -89,12 +103,19 @@ async function requestReparse(url, S, isCurrent) {
 /**
  * One re-parse step of ``editor`` (editor.js: its state S, urls, step counter and renderers),
  * after the human edit was applied as one undo step. The reply belongs to the step that asked:
- * a newer edit, undo or redo drops it. 409 (no trained models) hides the toggle; 422 (e.g. the
- * human arcs form a cycle for now) only says why nothing was re-parsed.
+ * a newer edit, undo or redo drops it. Human arcs in a cycle (or two on ROOT) are not sent: the
+ * message says why. 409 (no trained models) hides the toggle; 422 only says why nothing was
+ * re-parsed.
  */
 export async function reparseStep(editor) {
   const S = editor.S;
   if (!S.reparseOn || !editor.urls.reparse) return;
+  const problem = constraintProblem(constraintsOf(S), S.words.length);
+  if (problem) {  // the server would refuse it (422): say why plainly instead of asking
+    editor.say(`Not re-parsed: ${problem}. Change one of these arcs and the rest is re-parsed again.`, "info");
+    editor.refresh();
+    return;
+  }
   const step = editor.step;
   const reply = await requestReparse(editor.urls.reparse, S, () => step === editor.step);
   if (!reply) return;

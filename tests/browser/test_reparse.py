@@ -151,6 +151,45 @@ def test_the_votes_shown_stay_the_members_proposals_after_a_reparse(
     assert not page.locator("#reparse-note").is_visible()
 
 
+def _set_head(page: Any, word: int, head: int) -> None:
+    select_word(page, word)
+    page.keyboard.press("h")
+    page.keyboard.type(str(head))
+    page.keyboard.press("Enter")
+
+
+def test_a_cycle_of_human_arcs_is_not_sent_and_the_editor_says_why(ui: Any, sentence_id: int) -> None:
+    """Issue #30 item 7: a cyclic edit was sent, answered 422 and logged a console error."""
+    page = ui
+    console_errors: list[str] = []
+    page.on("console", lambda message: console_errors.append(message.text)
+            if message.type == "error" else None)
+    asked: list[str] = []
+    page.on("request", lambda request: asked.append(request.url) if request.url.endswith("/reparse")
+            and '"id"' in (request.post_data or "") else None)
+    open_editor(page, sentence_id)
+    page.wait_for_load_state("networkidle")  # the warm-up re-parse on opening has answered
+    first, second = 2, 3
+    with page.expect_response(edit_reparse) as response:
+        _set_head(page, first, second)
+    assert response.value.status == 200
+    page.wait_for_function("window.arcvoteEditor.reparse !== null")
+    _set_head(page, second, first)  # word 3 under word 2 under word 3: a cycle of human arcs
+    message = page.locator("#message")
+    message.wait_for()
+    assert message.inner_text() == (f"Not re-parsed: your arcs form a cycle ({first} → {second} → {first}). "
+                                    "Change one of these arcs and the rest is re-parsed again.")
+    page.wait_for_timeout(300)
+    assert len(asked) == 1  # only the first edit asked for a re-parse
+    assert shown(page)["heads"][first - 1] == second and shown(page)["heads"][second - 1] == first
+    assert page.locator("#errors").inner_text().count("cycle") == 1  # the save is blocked, as before
+    assert console_errors == []
+    page.keyboard.press("u")  # undo the cyclic arc: re-parsing goes on
+    with page.expect_response(edit_reparse) as again:
+        _set_head(page, second, 1 if first != 1 else 4)
+    assert again.value.status == 200
+
+
 def test_a_reply_arriving_while_typing_a_label_keeps_the_field(ui: Any, sentence_id: int) -> None:
     page = ui
     open_editor(page, sentence_id)
