@@ -26,6 +26,7 @@ from app.services.members import MemberError, set_role
 from app.services.permissions import PermissionDenied, require
 from app.services.restore import BackupError, restore_backup
 from app.services.users import UserExistsError, create_user, ensure_admin, find_user
+from app.wording import counted
 from parsing.conllu_io import ConlluError
 
 treebank_cli = AppGroup("treebank", help="Import and export treebanks.")
@@ -91,8 +92,8 @@ def import_command(path: Path, name: str, split: str | None, file_format: str, o
         db.session.rollback()
         raise click.ClickException(str(error)) from None
     db.session.commit()
-    click.echo(f"Imported {result.sentences} sentences ({result.words} words, {result.trees} "
-               f"trees) into {result.treebank.name} [{chosen_split}].")
+    click.echo(f"Imported {counted(result.sentences, 'sentence')} ({counted(result.words, 'word')}, "
+               f"{counted(result.trees, 'tree')}) into {result.treebank.name} [{chosen_split}].")
 
 
 @treebank_cli.command("export")
@@ -127,9 +128,9 @@ def export_command(name: str, source: str, split: str | None, reviewed_only: boo
         sys.stdout.write(export.text)
     else:
         output.write_bytes(export.text.encode("utf-8"))
-        click.echo(f"Wrote {export.sentences} sentences to {output}.", err=True)
+        click.echo(f"Wrote {counted(export.sentences, 'sentence')} to {output}.", err=True)
     if export.omitted:
-        click.echo(f"{export.omitted} sentences without a tree from {source} left out.", err=True)
+        click.echo(f"{counted(export.omitted, 'sentence')} without a tree from {source} left out.", err=True)
 
 
 @treebank_cli.command("backup")
@@ -241,7 +242,7 @@ def preannotate_command(
     if done is None or done.state != "done":
         raise click.ClickException(f"job {job.id} failed: {done.error if done else 'vanished'}")
     result = done.result or {}
-    click.echo(f"Round {result.get('round')}: parsed {result.get('parsed')} sentences "
+    click.echo(f"Round {result.get('round')}: parsed {counted(int(result.get('parsed') or 0), 'sentence')} "
                f"(trained on {result.get('train_sentences')}, tuned on {result.get('dev_sentences')}).")
 
 

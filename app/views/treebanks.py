@@ -33,6 +33,7 @@ from app.services.permissions import PermissionDenied, can, readable_treebanks, 
 from app.services.trees import check_export_source
 from app.views.access import requires, signed_in
 from app.views.background import queue_export, queue_import
+from app.wording import counted
 from parsing.conllu_io import ConlluError
 
 bp = Blueprint("treebanks", __name__, url_prefix="/treebanks")
@@ -81,7 +82,7 @@ def upload() -> str | BaseResponse | tuple[str | BaseResponse, int]:
             return render_template("treebanks/import.html", form=form), 422
         return render_template("errors/403.html", reason=str(denied)), 403
     db.session.commit()
-    flash(f"Imported {result.sentences} sentences ({result.words} words) into "
+    flash(f"Imported {counted(result.sentences, 'sentence')} ({counted(result.words, 'word')}) into "
           f"{result.treebank.name} ({result.document.split}).", "success")
     return redirect(url_for("sentences.index", treebank_id=result.treebank.id))
 
