@@ -97,15 +97,17 @@ def _queued(job: Job) -> BaseResponse | tuple[BaseResponse, int]:
 @bp.route("/jobs/<int:job_id>")
 @requires("read")
 def job_page(job_id: int) -> str:
-    """A background import or export: its progress bar, Cancel and Retry (for who may), and
-    when it is done the imported document's link or the export's download link."""
+    """A background import or export: a link back to its treebank (once it has one), its
+    progress bar, Cancel and Retry (for who may), and when it is done the imported document's
+    link or the export's download link."""
     job = db.get_or_404(Job, job_id)
     starter = db.session.get(User, job.user_id)
-    treebank = db.session.get(Treebank, job.treebank_id) if job.treebank_id is not None else None
+    treebank_id = job.treebank_id if job.treebank_id is not None else (job.result or {}).get("treebank_id")
+    treebank = db.session.get(Treebank, treebank_id) if isinstance(treebank_id, int) else None
     names = {"import": "Importing", "export": "Exporting"}
     subject = (job.params or {}).get("filename") or (treebank.name if treebank else "")
     return render_template(
-        "treebanks/job.html", job=job, starter=starter.username if starter else "?",
+        "treebanks/job.html", job=job, starter=starter.username if starter else "?", treebank=treebank,
         title=f"{names.get(job.kind, job.kind.capitalize())} {subject}".strip(),
         may_cancel=treebank is None or can(current_user, "train", treebank),
         file_kept=job.kind == "export" and export_path(current_app._get_current_object(),  # type: ignore[attr-defined]
