@@ -35,7 +35,7 @@ def test_svg_and_latex_of_the_tree_shown(app: Flask, team: Team) -> None:
     assert svg.headers["Content-Disposition"] == 'attachment; filename="p1-gold.svg"'
     drawing = ET.fromstring(svg.data)
     arcs = drawing.findall("{http://www.w3.org/2000/svg}g[@class='arc']")
-    assert sorted(arc.get("data-dep") for arc in arcs) == ["1", "2"]
+    assert sorted(arc.get("data-dep", "") for arc in arcs) == ["1", "2"]
     assert "Dogs" in svg.get_data(as_text=True) and "NOUN" in svg.get_data(as_text=True)
     tex = viewer.get(f"{base}/tree.tex?source=ensemble")
     text = tex.get_data(as_text=True)
