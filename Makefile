@@ -37,14 +37,16 @@ instance/config.py:
 ##        (graph1, eager, hybrid on gold tags; a few minutes once, then skipped; idempotent)
 setup: $(VENV)/.run-deps instance/config.py
 	$(FLASK) db upgrade
-	$(FLASK) user ensure-admin
+	@mkdir -p instance
+	$(FLASK) user ensure-admin --line-file instance/admin-line.txt
 	$(FLASK) demo setup
 	$(FLASK) demo preannotate
 
 ## run: setup, then serve with gunicorn on http://$(HOST):$(PORT) and run a job worker beside it
 ##      (rounds run in the worker; Ctrl-C, or gunicorn exiting, stops the worker too)
 run: setup
-	@echo "arcvote: open http://$(HOST):$(PORT) and sign in as 'admin' (the 'Admin account' line above says which password)."
+	@cat instance/admin-line.txt 2>/dev/null; rm -f instance/admin-line.txt
+	@echo "arcvote: open http://$(HOST):$(PORT) and sign in as the 'Admin account:' line just above says."
 	@$(FLASK) worker --workers $(JOB_WORKERS) & worker=$$!; \
 	trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT; trap 'exit 130' INT TERM; \
 	$(BIN)/gunicorn --bind $(HOST):$(PORT) --workers 2 --timeout 120 --access-logfile - 'app:create_app()'

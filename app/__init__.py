@@ -42,6 +42,7 @@ from sqlalchemy.engine import Engine
 
 from app import security, throttle
 from app.services import staging
+from app.wording import counted
 
 MAX_UPLOAD_BYTES = 50 * 1024 * 1024
 """Largest accepted CoNLL-U upload or CLI import file (50 MB)."""
@@ -60,6 +61,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     throttle.install(app)
     register_extensions(app)
     register_blueprints(app)
+    app.add_template_filter(counted, "counted")
     register_commands(app)
     return app
 

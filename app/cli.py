@@ -26,6 +26,7 @@ from app.services.members import MemberError, set_role
 from app.services.permissions import PermissionDenied, require
 from app.services.restore import BackupError, restore_backup
 from app.services.users import UserExistsError, create_user, ensure_admin, find_user
+from app.wording import counted
 from parsing.conllu_io import ConlluError
 
 treebank_cli = AppGroup("treebank", help="Import and export treebanks.")
@@ -91,8 +92,8 @@ def import_command(path: Path, name: str, split: str | None, file_format: str, o
         db.session.rollback()
         raise click.ClickException(str(error)) from None
     db.session.commit()
-    click.echo(f"Imported {result.sentences} sentences ({result.words} words, {result.trees} "
-               f"trees) into {result.treebank.name} [{chosen_split}].")
+    click.echo(f"Imported {counted(result.sentences, 'sentence')} ({counted(result.words, 'word')}, "
+               f"{counted(result.trees, 'tree')}) into {result.treebank.name} [{chosen_split}].")
 
 
 @treebank_cli.command("export")
@@ -127,9 +128,9 @@ def export_command(name: str, source: str, split: str | None, reviewed_only: boo
         sys.stdout.write(export.text)
     else:
         output.write_bytes(export.text.encode("utf-8"))
-        click.echo(f"Wrote {export.sentences} sentences to {output}.", err=True)
+        click.echo(f"Wrote {counted(export.sentences, 'sentence')} to {output}.", err=True)
     if export.omitted:
-        click.echo(f"{export.omitted} sentences without a tree from {source} left out.", err=True)
+        click.echo(f"{counted(export.omitted, 'sentence')} without a tree from {source} left out.", err=True)
 
 
 @treebank_cli.command("backup")
@@ -241,7 +242,7 @@ def preannotate_command(
     if done is None or done.state != "done":
         raise click.ClickException(f"job {job.id} failed: {done.error if done else 'vanished'}")
     result = done.result or {}
-    click.echo(f"Round {result.get('round')}: parsed {result.get('parsed')} sentences "
+    click.echo(f"Round {result.get('round')}: parsed {counted(int(result.get('parsed') or 0), 'sentence')} "
                f"(trained on {result.get('train_sentences')}, tuned on {result.get('dev_sentences')}).")
 
 
@@ -277,25 +278,44 @@ def create_user_command(username: str, admin: bool, password: str) -> None:
     click.echo(f"Created {'admin ' if admin else ''}user {username}.")
 
 
+ADMIN_LINE = "Admin account:"
+"""How the line of ``user ensure-admin`` that says how to sign in starts (``make run`` names it)."""
+
+
 @user_cli.command("ensure-admin")
 @click.option("--username", default="admin", show_default=True)
-def ensure_admin_command(username: str) -> None:
-    """Create the admin account if missing (password from ARCVOTE_ADMIN_PASSWORD or random)."""
+@click.option("--line-file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the 'Admin account:' line to this file (owner-only), for `make run` to "
+                   "print it again once setup's logs are done.")
+def ensure_admin_command(username: str, line_file: Path | None = None) -> None:
+    """Create the admin account if missing (password from ARCVOTE_ADMIN_PASSWORD or random) and
+    print one line, starting with :data:`ADMIN_LINE`, that says how to sign in."""
     try:
         user, password = ensure_admin(db.session, username, os.environ.get("ARCVOTE_ADMIN_PASSWORD"))
     except ValueError as error:  # a password too short, say
         raise click.ClickException(f"ARCVOTE_ADMIN_PASSWORD: {error}") from None
     db.session.commit()
-    if password and not os.environ.get("ARCVOTE_ADMIN_PASSWORD"):
-        click.echo(f"Created admin account {user.username!r} with password: {password}")
-        click.echo("This password is shown only once; change it by setting "
-                   "ARCVOTE_ADMIN_PASSWORD and running `make run` again.")
-    elif password:
-        click.echo(f"Admin account {user.username!r} uses the password in ARCVOTE_ADMIN_PASSWORD.")
-    else:
-        click.echo(f"Admin account {user.username!r} already exists (password unchanged): sign in with the "
-                   "password printed when it was created. To set a new one: "
-                   "ARCVOTE_ADMIN_PASSWORD=... flask --app app user ensure-admin (or make run).")
+    from_environment = bool(os.environ.get("ARCVOTE_ADMIN_PASSWORD"))
+    line = admin_line(user.username, password, from_environment=from_environment)
+    click.echo(line)
+    if line_file is not None:  # a new file, readable by its owner only: it may hold the password
+        line_file.unlink(missing_ok=True)
+        descriptor = os.open(line_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+            out.write(line + "\n")
+
+
+def admin_line(username: str, password: str | None, *, from_environment: bool) -> str:
+    """The sign-in line: the new random ``password`` (shown only this once), the one in
+    ARCVOTE_ADMIN_PASSWORD, or, for an account that exists, how to set a new one."""
+    reset = "to set a new one: ARCVOTE_ADMIN_PASSWORD=... make run (or flask --app app user ensure-admin)"
+    if password and not from_environment:
+        return (f"{ADMIN_LINE} sign in as {username!r} with password: {password} — shown only this once; "
+                f"{reset}.")
+    if password:
+        return f"{ADMIN_LINE} sign in as {username!r} with the password in ARCVOTE_ADMIN_PASSWORD."
+    return (f"{ADMIN_LINE} {username!r} already exists (password unchanged): sign in with the password "
+            f"printed when it was created; {reset}.")
 
 
 @demo_cli.command("setup")

@@ -20,6 +20,7 @@ from app.models import SPLITS
 from app.services.external import UploadError, add_parse, set_plugin
 from app.services.scoreboard import SUMMARY_HEADER, scoreboard, summary_rows
 from app.services.sources import REFERENCES, SourceError
+from app.wording import counted
 from parsing.conllu_io import ConlluError
 
 
@@ -47,7 +48,7 @@ def add_parse_command(name: str, path: Path, label: str, username: str) -> None:
         db.session.rollback()
         raise click.ClickException(str(error)) from None
     db.session.commit()
-    click.echo(f"Stored {result.sentences} trees of {label} in {treebank.name}.")
+    click.echo(f"Stored {counted(result.sentences, 'tree')} of {label} in {treebank.name}.")
 
 
 @click.command("scoreboard")
@@ -76,7 +77,7 @@ def scoreboard_command(name: str, split: str | None, against: str, as_json: bool
                    "tree and a parser's tree.")
         return
     where = split or "all splits"
-    click.echo(f"{name} · {where} · against {against} ({board.reference_sentences} sentences)")
+    click.echo(f"{name} · {where} · against {against} ({counted(board.reference_sentences, 'sentence')})")
     click.echo("\t".join(SUMMARY_HEADER))
     for row in summary_rows(board):
         click.echo("\t".join(str(cell) for cell in row))

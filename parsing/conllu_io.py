@@ -203,9 +203,8 @@ def _check_heads(
             raise ConlluError(number, f"HEAD {row[HEAD]!r} is not an integer", source=source)
         head = int(row[HEAD])
         if head > n_words:
-            raise ConlluError(
-                number, f"HEAD {head} is out of range (sentence has {n_words} words)", source=source
-            )
+            words = f"{n_words} word{'' if n_words == 1 else 's'}"
+            raise ConlluError(number, f"HEAD {head} is out of range (sentence has {words})", source=source)
         if head == int(row[ID]):
             raise ConlluError(number, f"word {row[ID]} is its own head", source=source)
         heads.append(head)

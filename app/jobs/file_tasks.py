@@ -30,6 +30,7 @@ from app.services.exports import export_treebank
 from app.services.imports import ImportResult, import_conllu, import_text
 from app.services.permissions import PermissionDenied, require
 from app.services.staging import remove, staged_path, staging_dir
+from app.wording import counted
 
 IMPORT_BATCH = 2000
 """Default sentences stored per committed batch of an import job (``IMPORT_BATCH``)."""
@@ -69,7 +70,7 @@ def import_file(session: DbSession, job: Job, progress: Progress) -> dict[str, A
         if "document_id" not in job.params:
             job.params = {**job.params, "document_id": document.id,
                           "new_treebank": None if existed else treebank.id}
-        progress(f"stored {done:,} of {total:,} sentences", 0.05 + 0.95 * done / max(total, 1))
+        progress(f"stored {done:,} of {counted(total, 'sentence')}", 0.05 + 0.95 * done / max(total, 1))
 
     try:
         result = _import(session, path.read_bytes(), params, user, report,
@@ -128,13 +129,13 @@ def export_file(session: DbSession, job: Job, progress: Progress) -> dict[str, A
                "provenance": bool(params.get("provenance"))}
     progress(f"reading the sentences of {treebank.name}", 0.05)
     export = export_treebank(session, treebank, **options)
-    progress(f"writing {export.sentences:,} sentences", 0.8)
+    progress(f"writing {counted(export.sentences, 'sentence')}", 0.8)
     path = export_path(app, job.id)
     partial = path.with_suffix(".partial")
     data = export.text.encode("utf-8")
     partial.write_bytes(data)
     os.replace(partial, path)
-    progress(f"wrote {export.sentences:,} sentences ({len(data) / 2**20:.1f} MB)", 1.0)
+    progress(f"wrote {counted(export.sentences, 'sentence')} ({len(data) / 2**20:.1f} MB)", 1.0)
     for earlier in session.scalars(select(Job.id).where(Job.kind == "export", Job.id != job.id,
                                                         Job.treebank_id == treebank.id)):
         remove(export_path(app, earlier))

@@ -49,6 +49,7 @@ from app.services.rounds import changed_between, ensemble_trees, finish_round
 from app.services.self_training import automatic_training_trees
 from app.services.sources import split_sentence_ids
 from app.services.tag_checks import require_tags
+from app.wording import counted
 from parsing.ensemble.registry import default_method
 from parsing.forked import ParserPool, may_have_children
 from parsing.member_fit import fit_member
@@ -157,7 +158,7 @@ def _preannotate(session: DbSession, job: Job, progress: Progress, treebank: Tre
             done += parse_batch(session, trained, batch, user=user)
             batch_compared, batch_changed = changed_between(before, ensemble_trees(session, batch))
             compared, changed = compared + batch_compared, changed + batch_changed
-            progress(f"parsed {done} of {len(targets)} sentences", 0.6 + 0.4 * done / len(targets))
+            progress(f"parsed {done} of {counted(len(targets), 'sentence')}", 0.6 + 0.4 * done / len(targets))
     if not targets:
         progress("nothing to parse: every pool sentence is annotated", 1.0)
     finish_round(round_, compared=compared, changed=changed)

@@ -147,13 +147,15 @@ def adjudicate(
     session: DbSession, sentence: Sentence, *, heads: Sequence[Any], deprels: Sequence[Any],
     expected_version: int, user: User,
 ) -> TreeVersion:
-    """Save the curator's tree as the next main-line version, reviewed, and record an
-    ``adjudicate`` event saying which source each arc came from (as counts).
+    """Save the curator's tree as the next main-line version, reviewed, every arc's provenance
+    ``human`` (the curator chose each one), and record an ``adjudicate`` event saying which
+    source each arc came from (as counts).
 
     :raise InvalidTree, Conflict: as :func:`app.services.workspace.save_annotation`.
     """
+    every_word = list(range(1, sentence.n_words + 1))
     tree = save_annotation(session, sentence, heads=heads, deprels=deprels, expected_version=expected_version,
-                           user=user, status="reviewed").tree
+                           user=user, status="reviewed", human_words=every_word).tree
     picked: Counter[str] = Counter()
     for name, source in candidates(session, sentence):
         picked[name] = sum(source.heads[w] == tree.heads[w] and source.deprels[w] == tree.deprels[w]

@@ -18,17 +18,17 @@ Off by default, so an export stays what other tools expect.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import groupby
 from operator import itemgetter
 
 import numpy as np
-from sqlalchemy import select
+from sqlalchemy import and_, exists, func, or_, select
 
 from app.models import Document, Sentence, SentenceState, Token, Treebank, TreeVersion
 from app.services import DbSession
-from app.services.trees import check_export_source, latest_versions
+from app.services.trees import check_export_source, latest_versions, source_filter
 from parsing.conllu_io import FEATS, HEAD, LEMMA, XPOS, ConlluSentence, format_conllu, with_misc, with_parse
 from parsing.types import NO_HEAD, ROOT, Parse
 
@@ -75,6 +75,22 @@ def export_treebank(
         kept = [_with_tree(raw, trees[sentence_id], provenance) for sentence_id, _, raw in sentences
                 if sentence_id in trees]
     return Export(format_conllu(kept), len(kept), len(sentences) - len(kept))
+
+
+def missing_trees(session: DbSession, treebank: Treebank, sources: Sequence[str]) -> dict[str, int]:
+    """Per export source, how many of the treebank's sentences have no tree from it: what an
+    export of that source (all splits, not only reviewed) leaves out, shown before a download.
+    ``latest`` falls back to the gold tree, as :func:`export_treebank` does."""
+    found = {}
+    for source in dict.fromkeys(sources):
+        check_export_source(source)
+        kinds = [source_filter(source), *([("gold", "")] if source == "latest" else [])]
+        has_tree = exists().where(TreeVersion.sentence_id == Sentence.id, or_(*(
+            and_(TreeVersion.kind == kind, TreeVersion.name == name) for kind, name in kinds)))
+        found[source] = session.scalar(
+            select(func.count(Sentence.id)).join(Document, Document.id == Sentence.document_id)
+            .where(Document.treebank_id == treebank.id, ~has_tree)) or 0
+    return found
 
 
 def export_conllu(

@@ -370,6 +370,10 @@ def revert(
     """A new annotation version (of the main line or ``branch``) equal to an older tree of this
     sentence (nothing is deleted). A branch reverts only to its own or a non-annotation tree.
 
+    The review ticks follow the tree reverted to (:func:`reviewed_after_revert`): a parser's
+    tree has none, so the sentence is back in progress (a branch's assignment reopens); a tree
+    whose every arc is human (saved as reviewed) makes it reviewed again.
+
     :raise LookupError: no such tree of this sentence. :raise Conflict: as for saving.
     """
     target = session.get(TreeVersion, version_id)
@@ -385,7 +389,23 @@ def revert(
         raise _conflict(session, sentence.id, branch) from None
     record(session, "revert", user=user, treebank=sentence.document.treebank, sentence_id=sentence.id,
            version=tree.version, branch=branch or None, reverted_to=f"{target.source} v{target.version}")
+    reviewed = reviewed_after_revert(target, sentence.n_words)
+    if branch:
+        if len(reviewed) < sentence.n_words:
+            set_branch_status(session, sentence, user=user, status="in_progress")
+    else:
+        set_state(session, sentence, user=user, reviewed_words=reviewed,
+                  status="reviewed" if len(reviewed) == sentence.n_words else "in_progress")
     return tree
+
+
+def reviewed_after_revert(target: TreeVersion, n: int) -> list[int]:
+    """The words (1..n) still reviewed once ``target`` is the newest annotation: the arcs a
+    person set or confirmed in it (its ``human`` provenance); none for a parser's or the gold
+    tree, nor for an annotation version that records no provenance."""
+    if target.kind != "annotation" or target.provenance is None:
+        return []
+    return [w for w in range(1, n + 1) if target.provenance[w - 1] == ARC_SOURCES[0]]
 
 
 def notes(session: DbSession, sentence_id: int, *, hide: Collection[str] = ()) -> list[dict[str, Any]]:

@@ -4,7 +4,11 @@
   doubly annotated sentences (waiting, ready, adjudicated);
 * ``/workspace/sentences/<id>/adjudicate``: the annotators' and the ensemble's trees side by
   side, one row per word with the differing arcs marked; the curator picks an arc per word (or
-  types another) and saves the adjudicated tree (a plain form post, no script needed).
+  types another) and saves the adjudicated tree (a plain form post, no script needed). The tree
+  is checked as the editor checks a save (:func:`~app.services.validation.validate_tree`
+  refuses it; the UD validator's warnings, :func:`~app.services.ud_checks.tree_warnings`, are
+  listed): a tree the validator warns about on a word (what the chosen arcs can fix; not, say, a
+  missing ``# text``) is saved as reviewed only once the curator ticks ``accept_warnings``.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from app.extensions import db
 from app.models import Sentence, Treebank
 from app.services import adjudication as service
 from app.services.settings import label_inventory
+from app.services.ud_checks import tree_warnings
 from app.services.workspace import Conflict, InvalidTree, newest_trees, word_columns
 from app.views.access import requires
 from app.views.errors import as_sentence
@@ -38,7 +43,9 @@ def index(treebank_id: int) -> str:
 
 
 def _page(sentence: Sentence, *, errors: list[str] | None = None, picked: MultiDict[str, str] | None = None,
-          status: int = 200) -> tuple[str, int]:
+          status: int = 200, warnings: list[dict[str, Any]] | None = None) -> tuple[str, int]:
+    """The adjudication page; ``warnings``: the UD validator's on the tree just refused (else
+    those of the adjudicated tree, if any)."""
     trees = newest_trees(db.session, sentence.id)
     adjudicated = trees.get(("annotation", ""))
     sources = service.candidates(db.session, sentence)
@@ -51,11 +58,13 @@ def _page(sentence: Sentence, *, errors: list[str] | None = None, picked: MultiD
         for word, head, deprel in zip(words, tree.heads, tree.deprels, strict=True)]}
         for name, tree in sources]
     treebank = sentence.document.treebank
+    if warnings is None:
+        warnings = tree_warnings(db.session, sentence, adjudicated) if adjudicated else []
     return render_template(
         "adjudication/sentence.html", sentence=sentence, treebank=treebank, words=words, rows=rows,
         sources=[name for name, _ in sources], drawings=drawings, labels=label_inventory(treebank),
         version=adjudicated.version if adjudicated else 0, adjudicated=adjudicated, errors=errors or [],
-        picked=picked), status
+        picked=picked, warnings=warnings, refused=status == 422 and bool(warnings)), status
 
 
 @bp.get("/workspace/sentences/<int:sentence_id>/adjudicate")
@@ -88,7 +97,8 @@ def read_choices(form: MultiDict[str, str], n: int) -> tuple[list[Any], list[Any
 @bp.post("/workspace/sentences/<int:sentence_id>/adjudicate")
 @requires("curate")
 def save(sentence_id: int) -> Response | tuple[str, int]:
-    """Save the adjudicated tree (422: incomplete or invalid, 409: someone adjudicated first)."""
+    """Save the adjudicated tree (422: incomplete or invalid, or the UD validator warns and the
+    curator has not ticked ``accept_warnings``; 409: someone adjudicated first)."""
     sentence = db.get_or_404(Sentence, sentence_id)
     heads, deprels, errors = read_choices(request.form, sentence.n_words)
     expected = request.form.get("expected_version", "")
@@ -107,11 +117,29 @@ def save(sentence_id: int) -> Response | tuple[str, int]:
         db.session.rollback()
         message = as_sentence(f"not saved: {conflict}; here is the newest, choose again")
         return _page(sentence, errors=[message], status=409)
+    warnings = tree_warnings(db.session, sentence, tree)
+    if any(w["word"] for w in warnings) and request.form.get("accept_warnings") != "yes":
+        db.session.rollback()
+        return _page(sentence, errors=[_warned(len(warnings))], picked=request.form, status=422,
+                     warnings=warnings)
     db.session.commit()
     treebank = sentence.document.treebank
-    flash(f"Adjudicated {sentence.sent_id or sentence.id}: version {tree.version}, reviewed.", "success")
+    warned = f" The UD validator gave {_plural(len(warnings), 'warning')} (accepted)." if warnings else ""
+    flash(f"Adjudicated {sentence.sent_id or sentence.id}: version {tree.version}, reviewed.{warned}",
+          "success")
     waiting = (s.id for s in service.double_sentences(db.session, treebank) if s.ready and not s.adjudicated)
     following = next(waiting, None)
     if following is not None:
         return redirect(url_for("adjudication.sentence_page", sentence_id=following))
     return redirect(url_for("adjudication.index", treebank_id=treebank.id))
+
+
+def _plural(n: int, noun: str) -> str:
+    """``1 warning``, ``2 warnings``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _warned(n: int) -> str:
+    """The refusal shown when the UD validator warns about the chosen tree."""
+    return (f"Not saved: the UD validator gives {_plural(n, 'warning')} on this tree (listed below). "
+            "Correct the arcs, or tick “Save despite the warnings” to save it as reviewed anyway.")

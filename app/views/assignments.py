@@ -26,6 +26,7 @@ from app.services.permissions import can
 from app.services.queue import DEFAULT_ORDER, QueueFilter, build_queue
 from app.views.access import requires
 from app.views.errors import as_sentence
+from app.wording import counted
 
 bp = Blueprint("assignments", __name__, url_prefix="/treebanks")
 
@@ -97,7 +98,7 @@ def create(treebank_id: int) -> Response | tuple[str, int]:
     note = f" ({skipped} already assigned, left as they were)" if skipped else ""
     k = treebank.annotators_per_sentence
     each = f" to {k} annotators each" if k > 1 else ""
-    flash(f"Assigned {sentences} sentences{each}{note}.", "success")
+    flash(f"Assigned {counted(sentences, 'sentence')}{each}{note}.", "success")
     return redirect(url_for("assignments.index", treebank_id=treebank.id))
 
 

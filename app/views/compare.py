@@ -38,6 +38,7 @@ from app.services.sources import (
     split_sentence_ids,
 )
 from app.views.access import requires
+from app.wording import counted
 from parsing.charts import OKABE_ITO, bar_chart_svg
 from parsing.conllu_io import ConlluError
 
@@ -217,5 +218,6 @@ def upload(treebank_id: int) -> str | BaseResponse | tuple[str, int]:
         return render_template("compare/upload.html", treebank=treebank, form=form, error=error,
                                externals=external_parsers(db.session, treebank)), 422
     db.session.commit()
-    flash(f"Stored {result.sentences} trees of {result.parser.label}; it is scored below.", "success")
+    flash(f"Stored {counted(result.sentences, 'tree')} of {result.parser.label}; it is scored below.",
+          "success")
     return redirect(url_for("compare.board", treebank_id=treebank.id))

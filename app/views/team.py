@@ -29,6 +29,7 @@ from app.services.users import issue_token
 from app.views.access import requires
 from app.views.errors import as_sentence
 from app.views.treebanks import safe_filename
+from app.wording import counted
 
 bp = Blueprint("team", __name__, url_prefix="/treebanks")
 
@@ -203,7 +204,7 @@ def delete_doc(treebank_id: int, document_id: int) -> Response | tuple[str, int]
         db.session.rollback()
         return _remove_page(treebank, form, 422, error=str(error))
     db.session.commit()
-    flash(f"Deleted {document.name} ({gone} sentences).", "success")
+    flash(f"Deleted {document.name} ({counted(gone, 'sentence')}).", "success")
     return redirect(url_for("team.remove_page", treebank_id=treebank.id))
 
 

@@ -34,6 +34,7 @@ from app.services.permissions import PermissionDenied, can, readable_treebanks, 
 from app.services.trees import check_export_source
 from app.views.access import requires, signed_in
 from app.views.background import queue_export, queue_import
+from app.wording import counted
 from parsing.conllu_io import ConlluError
 
 bp = Blueprint("treebanks", __name__, url_prefix="/treebanks")
@@ -82,7 +83,7 @@ def upload() -> str | BaseResponse | tuple[str | BaseResponse, int]:
             return render_template("treebanks/import.html", form=form), 422
         return render_template("errors/403.html", reason=str(denied)), 403
     db.session.commit()
-    flash(f"Imported {result.sentences} sentences ({result.words} words) into "
+    flash(f"Imported {counted(result.sentences, 'sentence')} ({counted(result.words, 'word')}) into "
           f"{result.treebank.name} ({result.document.split}).", "success")
     return redirect(url_for("sentences.index", treebank_id=result.treebank.id))
 
@@ -97,15 +98,17 @@ def _queued(job: Job) -> BaseResponse | tuple[BaseResponse, int]:
 @bp.route("/jobs/<int:job_id>")
 @requires("read")
 def job_page(job_id: int) -> str:
-    """A background import or export: its progress bar, Cancel and Retry (for who may), and
-    when it is done the imported document's link or the export's download link."""
+    """A background import or export: a link back to its treebank (once it has one), its
+    progress bar, Cancel and Retry (for who may), and when it is done the imported document's
+    link or the export's download link."""
     job = db.get_or_404(Job, job_id)
     starter = db.session.get(User, job.user_id)
-    treebank = db.session.get(Treebank, job.treebank_id) if job.treebank_id is not None else None
+    treebank_id = job.treebank_id if job.treebank_id is not None else (job.result or {}).get("treebank_id")
+    treebank = db.session.get(Treebank, treebank_id) if isinstance(treebank_id, int) else None
     names = {"import": "Importing", "export": "Exporting"}
     subject = (job.params or {}).get("filename") or (treebank.name if treebank else "")
     return render_template(
-        "treebanks/job.html", job=job, starter=starter.username if starter else "?",
+        "treebanks/job.html", job=job, starter=starter.username if starter else "?", treebank=treebank,
         title=f"{names.get(job.kind, job.kind.capitalize())} {subject}".strip(),
         may_cancel=treebank is None or can(current_user, "train", treebank),
         file_kept=job.kind == "export" and export_path(current_app._get_current_object(),  # type: ignore[attr-defined]

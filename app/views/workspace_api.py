@@ -198,7 +198,8 @@ def sentence_history(sentence_id: int) -> JsonResponse:
 @bp.post("/sentences/<int:sentence_id>/revert")
 @requires("annotate")
 def sentence_revert(sentence_id: int) -> JsonResponse:
-    """Make an older tree the newest annotation (a new version)."""
+    """Make an older tree the newest annotation (a new version); the reply's ``state`` has the
+    review ticks that follow the tree reverted to (none for a parser's tree)."""
     target = db.get_or_404(Sentence, sentence_id)
     line = _line(target)
     body = json_body(schemas.REVERT)
@@ -213,7 +214,9 @@ def sentence_revert(sentence_id: int) -> JsonResponse:
         db.session.rollback()
         return jsonify(error=str(conflict), theirs=conflict.theirs), 409
     db.session.commit()
-    return jsonify(tree=with_columns(db.session, tree)), 201
+    state_now = branch_state(db.session, target, line.branch) if line.branch else state_dict(
+        db.session.get(SentenceState, target.id))
+    return jsonify(tree=with_columns(db.session, tree), state=state_now), 201
 
 
 @bp.post("/sentences/<int:sentence_id>/notes")

@@ -130,7 +130,8 @@ def check_same_words(gold: Sequence[Sentence], system: Sequence[Sentence | Parse
             that differ.
     """
     if len(gold) != len(system):
-        raise ValueError(f"gold has {len(gold)} sentences but system has {len(system)}")
+        noun = "sentence" if len(gold) == 1 else "sentences"
+        raise ValueError(f"gold has {len(gold)} {noun} but system has {len(system)}")
     for index, (gold_sentence, system_sentence) in enumerate(zip(gold, system, strict=True)):
         where = f"sentence {index + 1}" + (
             f" (sent_id {gold_sentence.sent_id})" if gold_sentence.sent_id else ""

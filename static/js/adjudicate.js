@@ -1,6 +1,8 @@
 /**
- * The adjudication page: draw each source's tree (data-tree: {name, words, differs}) with the
- * arcs of the words where the annotators differ marked (class "differs").
+ * Entry point of the adjudication page (templates/adjudication/sentence.html): draw each
+ * source's tree from its container's data-tree (JSON ``{name, words, differs}``) and
+ * data-direction, with the arcs of the words where the annotators differ marked (class
+ * "differs"). A module file, not an inline script: the CSP is ``script-src 'self'``.
  */
 
 import { drawTree } from "./tree.js";
@@ -14,3 +16,5 @@ export function drawAdjudication(containers) {
     });
   }
 }
+
+drawAdjudication(document.querySelectorAll(".adjudication-tree"));

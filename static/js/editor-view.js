@@ -5,6 +5,7 @@
 
 import { drawTree, tokenNode } from "./tree.js";
 import { agreement, headCandidates, labelCandidates, membersAgree, nonProjective } from "./tree-model.js";
+import { reparseNote } from "./reparse.js";
 
 export function h(tag, attributes = {}, ...children) {
   const node = document.createElement(tag);
@@ -210,6 +211,8 @@ export function renderPanel(S, panel, actions) {
   parts.upos.textContent = ` ${S.columns.upos[word - 1]}`;
   parts.arc.textContent = `Head ${headName(S, head)} · label ${S.deprels[word - 1] ?? "—"}`;
   parts.reviewed.hidden = !S.reviewed.has(word);
+  parts.reparse.textContent = reparseNote(S, word, (h) => headName(S, h));
+  parts.reparse.hidden = !parts.reparse.textContent;
   const candidates = headCandidates(S.members, S.ensemble, word).slice(0, 9);
   const shown = JSON.stringify([word, head, candidates]);
   if (shown !== parts.shown) {
@@ -230,6 +233,7 @@ function buildPanel(panel, actions) {
     number: document.createTextNode(""), form: h("span", { dir: "auto" }), upos: h("span", { class: "meta" }),
     arc: document.createTextNode(""), reviewed: h("span", { class: "tag ok" }, "reviewed"),
     candidates: h("ol", { class: "candidates", "aria-label": "Heads proposed by the members (press 1–9)" }),
+    reparse: h("p", { class: "reparse-note meta", id: "reparse-note", hidden: true }),
     head: h("input", { id: "head-input", type: "number", min: 0, size: 4 }),
     label: h("input", { id: "label-input", list: "label-list", autocomplete: "off", size: 14 }),
     labels: h("datalist", { id: "label-list" }), state: null, shown: null, labelsKey: null,
@@ -238,7 +242,7 @@ function buildPanel(panel, actions) {
   panel.replaceChildren(
     h("h2", {}, parts.number, parts.form, parts.upos),
     h("p", { class: "current-arc" }, parts.arc, parts.reviewed),
-    parts.candidates,
+    parts.candidates, parts.reparse,
     h("form", { class: "arc-form", onsubmit: (e) => { e.preventDefault(); actions.submitForm(); } },
       h("label", {}, "Head # ", parts.head), h("label", {}, "Label ", parts.label), parts.labels,
       h("button", { type: "submit", class: "button" }, "Apply")),

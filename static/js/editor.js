@@ -37,7 +37,7 @@ class Editor {
       reviewed: new Set(data.state.reviewed_words), selected: 1, pending: null, dirty: false,
       view: localStorage.getItem("arcvote.view") ?? "multiples", overlay: new Set(data.members.map((m) => m.name)),
       errors: [], errorWords: new Set(), message: null, conflict: null, zoom: storedZoom(), scale: 1,
-      human: humanWords(data), reparsed: new Set(), reparseOn: Boolean(urls.reparse) && reparseEnabled(),
+      human: humanWords(data), reparse: null, reparsed: new Set(), reparseOn: Boolean(urls.reparse) && reparseEnabled(),
       nextOrder: storedNextOrder(),
       columns: cloneColumns(data.current.columns), warnings: data.warnings ?? [], known: null,
     };
@@ -50,18 +50,17 @@ class Editor {
   snapshot() {
     const S = this.S;
     return { heads: [...S.heads], deprels: [...S.deprels], reviewed: new Set(S.reviewed), human: new Set(S.human),
-      members: S.members, ensemble: S.ensemble, columns: cloneColumns(S.columns) };
+      reparse: S.reparse, columns: cloneColumns(S.columns) };
   }
-  /** Undo/redo: the tree of the snapshot (with the members' trees a re-parse replaced); its old messages no longer apply. */
+  /** Undo/redo: the tree of the snapshot (with the re-parse it had); its old messages no longer apply. */
   restore(snap) {
-    const membersChanged = snap.members !== this.S.members;
     this.step += 1; // a re-parse still under way belongs to the step undone
     Object.assign(this.S, snap);
     this.S.message = null;
     this.S.reparsed = new Set();
     this.markSaved();
     this.revalidate();
-    if (membersChanged) this.render(); else this.renderChange();
+    this.renderChange();  // the members' proposals never change: a re-parse is kept apart (S.reparse)
   }
   /** Unsaved changes = the tree (or the reviewed words) differs from the last saved one. */
   markSaved(saved = null) {
@@ -282,7 +281,9 @@ class Editor {
     const { status, body } = await api(this.urls.revert, { method: "POST", body: { version_id: entry.id, expected_version: S.version } });
     if (status !== 201) { this.say(body.error ?? "Revert failed", "error"); this.refresh(); return; }
     Object.assign(S, { heads: [...body.tree.heads], deprels: [...body.tree.deprels], version: body.tree.version,
-      basedOn: body.tree.id, columns: cloneColumns(body.tree.columns) });
+      basedOn: body.tree.id, columns: cloneColumns(body.tree.columns), status: body.state.status,
+      reviewed: new Set(body.state.reviewed_words), human: humanWords({ state: body.state, current: body.tree }),
+      reparse: null, reparsed: new Set() });  // the review ticks follow the tree reverted to
     this.markSaved(this.snapshot());
     this.say(`Reverted to ${entry.source} v${entry.version} (saved as version ${S.version}).`, "success");
     this.revalidate();

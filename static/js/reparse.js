@@ -3,12 +3,17 @@
  *
  * S.human is the set of words whose arc the annotator has set or confirmed; they are sent as
  * constraints [{id, head, deprel}] with the tree shown now (``previous``). The reply's ensemble
- * tree replaces every other word's arc, its members and vote shares replace the shown ones, and
- * S.reparsed holds the words that changed as a consequence (highlighted until the next step).
- * The caller pushed one undo snapshot before the human edit, so one undo takes back both.
+ * tree replaces every other word's arc. The members' trees and vote shares shown (S.members,
+ * S.ensemble: the arc colours, the panel's "N votes") stay what the members proposed in the
+ * pre-annotation: the re-parse is a consequence of the annotator's arcs, not a vote. What it
+ * changed is kept apart: S.reparse = {members, ensemble} (the re-parsed trees, shown as a
+ * separate line of the panel, :func:`reparseNote`) and S.reparsed, the words whose arc it
+ * moved (highlighted until the next step). The caller pushed one undo snapshot before the
+ * human edit, so one undo takes back both.
  */
 
 import { api } from "./api.js";
+import { findCycle } from "./tree-model.js";
 
 const STORAGE_KEY = "arcvote.reparse";
 
@@ -37,8 +42,22 @@ export function constraintsOf(S) {
 }
 
 /**
- * Apply a reply: free words take the ensemble's arcs; members and the ensemble (vote shares)
- * are replaced; the consequential changes are marked. Returns whether anything was applied.
+ * Why the human arcs cannot be re-parsed around ("" when they can): a cycle among them, or two
+ * of them on ROOT. The server refuses both (422); the editor says so and sends nothing.
+ */
+export function constraintProblem(constraints, n) {
+  const heads = new Array(n).fill(null);
+  for (const c of constraints) heads[c.id - 1] = c.head;
+  const cycle = findCycle(heads);
+  if (cycle) return `your arcs form a cycle (${[...cycle, cycle[0]].join(" → ")})`;
+  const roots = constraints.filter((c) => c.head === 0).map((c) => c.id);
+  return roots.length > 1 ? `your arcs attach ${roots.length} words to ROOT (${roots.join(", ")})` : "";
+}
+
+/**
+ * Apply a reply: free words take the ensemble's arcs; the re-parsed members and ensemble are
+ * kept in S.reparse (the proposals shown stay the pre-annotation's); the consequential changes
+ * are marked.
  */
 export function applyReply(S, reply) {
   reply.ensemble.heads.forEach((head, i) => {
@@ -46,9 +65,27 @@ export function applyReply(S, reply) {
     S.heads[i] = head;
     S.deprels[i] = reply.ensemble.deprels[i];
   });
-  S.members = reply.members;
-  S.ensemble = { ...(S.ensemble ?? {}), ...reply.ensemble };
+  S.reparse = { members: reply.members, ensemble: reply.ensemble };
   S.reparsed = new Set(reply.changed);
+}
+
+/**
+ * The panel's line on what the re-parse did to ``word`` ("" when nothing): whether it moved
+ * the word's arc, and the re-parsed members' heads where they differ from their proposals,
+ * e.g. "Re-parse moved this arc · re-parsed: graph1, eager → 5 yapmaktadır; hybrid → 3 Opel".
+ */
+export function reparseNote(S, word, headName) {
+  if (!S.reparse) return "";
+  const i = word - 1;
+  const changed = S.reparse.members.some((m) => {
+    const proposed = S.members.find((p) => p.name === m.name);
+    return !proposed || proposed.heads[i] !== m.heads[i];
+  });
+  if (!changed && !S.reparsed.has(word)) return "";
+  const byHead = new Map();
+  for (const m of S.reparse.members) byHead.set(m.heads[i], [...(byHead.get(m.heads[i]) ?? []), m.name]);
+  const heads = [...byHead].map(([head, names]) => `${names.join(", ")} → ${headName(head)}`).join("; ");
+  return `${S.reparsed.has(word) ? "Re-parse moved this arc · " : ""}re-parsed members: ${heads}`;
 }
 
 /**
@@ -66,12 +103,19 @@ async function requestReparse(url, S, isCurrent) {
 /**
  * One re-parse step of ``editor`` (editor.js: its state S, urls, step counter and renderers),
  * after the human edit was applied as one undo step. The reply belongs to the step that asked:
- * a newer edit, undo or redo drops it. 409 (no trained models) hides the toggle; 422 (e.g. the
- * human arcs form a cycle for now) only says why nothing was re-parsed.
+ * a newer edit, undo or redo drops it. Human arcs in a cycle (or two on ROOT) are not sent: the
+ * message says why. 409 (no trained models) hides the toggle; 422 only says why nothing was
+ * re-parsed.
  */
 export async function reparseStep(editor) {
   const S = editor.S;
   if (!S.reparseOn || !editor.urls.reparse) return;
+  const problem = constraintProblem(constraintsOf(S), S.words.length);
+  if (problem) {  // the server would refuse it (422): say why plainly instead of asking
+    editor.say(`Not re-parsed: ${problem}. Change one of these arcs and the rest is re-parsed again.`, "info");
+    editor.refresh();
+    return;
+  }
   const step = editor.step;
   const reply = await requestReparse(editor.urls.reparse, S, () => step === editor.step);
   if (!reply) return;
@@ -80,7 +124,7 @@ export async function reparseStep(editor) {
     editor.markSaved();
     editor.revalidate();
     if (S.reparsed.size) editor.say(`Re-parsed: ${S.reparsed.size} other arc(s) changed (highlighted).`);
-    keepingTheField(editor, () => editor.render());
+    keepingTheField(editor, () => editor.renderChange());  // the members' proposals shown stay as they were
     return;
   }
   if (reply.status === 409) { editor.urls.reparse = null; editor.showReparseToggle(); }

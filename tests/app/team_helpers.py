@@ -105,6 +105,6 @@ def route_url(app: Flask, endpoint: str, rule: Any, team: Team, *, user_id: int 
         "treebank_id": team.treebank_id, "sentence_id": team.sentence_id, "job_id": team.job_id,
         "number": 1, "user_id": user_id if user_id is not None else team.users["stranger"],
         "document_id": team.document_id, "token": "not-a-token", "label": "no-such-plugin",
-        "table": "confusion" if endpoint == "compare.pair_csv" else "scores"}
+        "table": "confusion" if endpoint == "compare.pair_csv" else "scores", "kind": "svg"}
     with app.test_request_context():
         return url_for(endpoint, **{name: values[name] for name in rule.arguments})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from flask import Flask
@@ -10,6 +11,7 @@ from flask.testing import FlaskClient, FlaskCliRunner
 from sqlalchemy import select
 
 from app import create_app
+from app.cli import ADMIN_LINE
 from app.extensions import db
 from app.models import User
 
@@ -86,3 +88,31 @@ def test_ensure_admin_prints_a_random_password_once(
     with app.app_context():
         admin = db.session.scalar(select(User).where(User.username == "admin"))
         assert admin is not None and admin.check_password("from-the-environment")
+
+
+def test_the_admin_line_and_make_runs_hint_agree(
+    runner: FlaskCliRunner, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Issue #30: `make run`'s closing hint named an "Admin account" line that did not exist, and
+    the password line was lost among the setup's logs: now every ensure-admin prints one line
+    starting with ADMIN_LINE (also written to --line-file), and `make run` prints that file
+    again just before its hint, which quotes ADMIN_LINE."""
+    monkeypatch.delenv("ARCVOTE_ADMIN_PASSWORD", raising=False)
+    kept = tmp_path / "admin-line.txt"
+    first = runner.invoke(args=["user", "ensure-admin", "--line-file", str(kept)])
+    assert first.exit_code == 0, first.output
+    (line,) = first.output.splitlines()
+    assert line.startswith(f"{ADMIN_LINE} sign in as 'admin' with password: ")
+    assert kept.read_text(encoding="utf-8") == line + "\n" and kept.stat().st_mode & 0o077 == 0
+    again = runner.invoke(args=["user", "ensure-admin", "--line-file", str(kept)]).output
+    assert again.startswith(f"{ADMIN_LINE} 'admin' already exists")
+    assert kept.read_text(encoding="utf-8") == again
+    monkeypatch.setenv("ARCVOTE_ADMIN_PASSWORD", "from-the-environment")
+    assert runner.invoke(args=["user", "ensure-admin"]).output == (
+        f"{ADMIN_LINE} sign in as 'admin' with the password in ARCVOTE_ADMIN_PASSWORD.\n")
+    makefile = (Path(__file__).resolve().parents[2] / "Makefile").read_text(encoding="utf-8")
+    setup = makefile.split("\nsetup:")[1].split("\n\n")[0]
+    run = makefile.split("\nrun:")[1].split("\n\n")[0]
+    assert "user ensure-admin --line-file instance/admin-line.txt" in setup
+    printed, hint = run.index("cat instance/admin-line.txt"), run.index(f"the '{ADMIN_LINE}' line just above")
+    assert printed < hint < run.index("gunicorn")  # the line, then the hint, then the server's logs

@@ -26,7 +26,7 @@ CASES = [
      "expected 10 tab-separated columns, found 5"),
     ("non-integer head", GOOD + _row("1", "Hi", "x") + "\n", 4, "HEAD 'x' is not an integer"),
     ("head out of range", GOOD + _row("1", "Hi", "7") + "\n", 4,
-     "HEAD 7 is out of range (sentence has 1 words)"),
+     "HEAD 7 is out of range (sentence has 1 word)"),
     ("cycle", _row("1", "A", "2") + _row("2", "B", "1") + _row("3", "C", "0", "root") + "\n", 1,
      "the heads form a cycle: 1 -> 2 -> 1"),
     ("duplicate ID", _row("1", "A", "0", "root") + _row("1", "B", "1") + "\n", 2,

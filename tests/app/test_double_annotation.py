@@ -4,6 +4,7 @@ on, nor exported as ``latest``) until a curator adjudicates it."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -11,13 +12,14 @@ from flask import Flask
 from sqlalchemy import select
 
 from app.extensions import db
-from app.models import Treebank, TreeVersion
+from app.models import Sentence, Treebank, TreeVersion, User
 from app.services.exports import export_treebank
+from app.services.imports import import_conllu
 from app.services.preannotate import training_data
 from app.team_models import AuditEvent
 from parsing.scorer.agreement import sentence_agreement
 from tests.app.double_helpers import DoubleTeam, build_double_team
-from tests.app.team_helpers import client_as
+from tests.app.team_helpers import TREEBANK, client_as
 
 GOLD: dict[str, Any] = {"heads": [2, 0, 2], "deprels": ["nsubj", "root", "obj"]}
 A_TREE: dict[str, Any] = {"heads": [2, 0, 2], "deprels": ["nsubj", "root", "obl"]}
@@ -117,6 +119,10 @@ def test_not_reviewed_trained_or_exported_until_adjudicated(app: Flask, double: 
         assert treebank is not None
         assert sid in training_data(db.session, treebank).train_ids
         assert _reviewed_export(treebank) == 1
+        with_sources = export_treebank(db.session, treebank, source="latest", split="pool", provenance=True)
+        adjudicated_rows = with_sources.text.split("# sent_id = q1\n")[1].split("\n\n")[0].splitlines()
+        assert [row.split("\t")[9] for row in adjudicated_rows if not row.startswith("#")] == [
+            "ArcSource=human"] * 3  # the curator chose every arc
         event = db.session.scalars(select(AuditEvent).where(AuditEvent.action == "adjudicate")).one()
         assert event.sentence_id == sid and event.details["agreeing_arcs"]["annotator"] == 2
     assert curator.get(f"/api/sentences/{sid}").get_json()["state"]["status"] == "reviewed"
@@ -160,3 +166,50 @@ def test_agreement_page(app: Flask, double: DoubleTeam) -> None:
     assert f'<td class="num">{100 * expected.las:.1f}</td>' in row
     assert f'<td class="num">{expected.label_kappa or 0:.3f}</td>' in row
     assert "ready to adjudicate" in html and "waiting for annotators" in html
+
+
+PUNCT_ROOT = ("# sent_id = p1\n# text = They saw it .\n1\tThey\tthey\tPRON\t_\t_\t2\tnsubj\t_\t_\n"
+              "2\tsaw\tsee\tVERB\t_\t_\t0\troot\t_\t_\n3\tit\tit\tPRON\t_\t_\t2\tobj\t_\t_\n"
+              "4\t.\t.\tPUNCT\t_\t_\t2\tpunct\t_\t_\n\n")
+
+
+def test_adjudication_runs_the_ud_validator(app: Flask, double: DoubleTeam) -> None:
+    """"." as root and a pronoun labelled punct (UD level 3) is not saved as reviewed until the
+    curator, shown the validator's warnings, ticks "Save despite the warnings"."""
+    with app.app_context():
+        owner = db.session.get(User, double.user("owner"))
+        assert owner is not None
+        imported = import_conllu(db.session, data=PUNCT_ROOT.encode(), filename="p.conllu",
+                                 treebank_name=TREEBANK, split="pool", user=owner)
+        db.session.commit()
+        sid = db.session.scalars(select(Sentence.id)
+                                 .where(Sentence.document_id == imported.document.id)).one()
+    curator = client_as(app, double.user("curator"))
+    url = f"/workspace/sentences/{sid}/adjudicate"
+    bad = {"expected_version": "0", "arc-1": "2:nsubj",
+           "arc-2": "other", "head-2": "4", "deprel-2": "parataxis",
+           "arc-3": "other", "head-3": "2", "deprel-3": "punct",
+           "arc-4": "other", "head-4": "0", "deprel-4": "root"}
+    refused = curator.post(url, data=bad)
+    html = refused.get_data(as_text=True)
+    assert refused.status_code == 422 and "Not saved: the UD validator gives" in html
+    warned = set(re.findall(r'<li data-word="(\d+)" data-test="([\w-]+)"', html))
+    assert ("3", "rel-upos-punct") in warned
+    assert 'name="accept_warnings"' in html and 'value="4" checked' not in html  # the typed arcs kept
+    assert 'id="head-2" name="head-2" size="3" inputmode="numeric" value="4"' in html
+    with app.app_context():
+        assert db.session.scalars(select(TreeVersion).where(TreeVersion.sentence_id == sid,
+                                                            TreeVersion.kind == "annotation")).all() == []
+    accepted = curator.post(url, data={**bad, "accept_warnings": "yes"}, follow_redirects=True)
+    assert accepted.status_code == 200 and "(accepted)" in accepted.get_data(as_text=True)
+    with app.app_context():
+        tree = db.session.scalars(select(TreeVersion).where(TreeVersion.sentence_id == sid,
+                                                            TreeVersion.kind == "annotation")).one()
+        assert tree.heads == [2, 4, 2, 0]
+    # the page of the adjudicated sentence lists the warnings of the adjudicated tree
+    page = curator.get(url).get_data(as_text=True)
+    assert "on the adjudicated tree" in page and 'data-test="rel-upos-punct"' in page
+    # a tree the validator does not warn about on a word is saved at once
+    good = {"expected_version": "1", "arc-1": "2:nsubj", "arc-2": "0:root", "arc-3": "other", "head-3": "2",
+            "deprel-3": "obj", "arc-4": "other", "head-4": "2", "deprel-4": "punct"}
+    assert curator.post(url, data=good).status_code == 302

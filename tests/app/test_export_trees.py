@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 from sqlalchemy import select
@@ -16,7 +18,7 @@ from app.models import Document, Sentence, SentenceState, Treebank, TreeVersion,
 from app.parser_models import TrainingRound
 from app.services import DbSession
 from app.services.demo import setup_demo
-from app.services.exports import export_treebank
+from app.services.exports import export_treebank, missing_trees
 from app.services.imports import import_conllu, import_text
 from app.services.parsing_adapter import load_sentences
 from app.services.trees import add_version
@@ -114,6 +116,22 @@ def test_web_export_sends_the_omitted_count(app: Flask, logged_in: FlaskClient) 
     assert "-reviewed.conllu" in reviewed.headers["Content-Disposition"]
     page = logged_in.get(f"/treebanks/{treebank_id}/sentences").get_data(as_text=True)
     assert 'name="reviewed_only"' in page
+    # the page says what an export leaves out before the download (not only the header)
+    note = page[page.index('id="export-omitted"'):].split("</p>")[0]
+    said = {source: " ".join(text.split()) for source, text in
+            re.findall(r'<span data-source="([\w-]+)">(.*?)</span>', note, flags=re.S)}
+    assert said == {"gold": "gold: 2 sentences", "latest": "latest correction: 1 sentence",
+                    "ensemble": "ensemble: 3 sentences"}
+
+
+def test_missing_trees_counts_what_each_export_leaves_out(session: Session, user: User) -> None:
+    _seed(session, user)
+    treebank = session.scalars(select(Treebank)).one()
+    sources = ["gold", "latest", "ensemble", "graph1"]
+    assert missing_trees(session, treebank, sources) == {
+        source: export_treebank(session, treebank, source=source).omitted for source in sources}
+    with pytest.raises(ValueError, match="source"):
+        missing_trees(session, treebank, ["nobody"])
 
 
 def _demo_with_raw_text(session: Session, user: User) -> int:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from flask import Flask
-from flask.testing import FlaskCliRunner
+from flask.testing import FlaskClient, FlaskCliRunner
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
@@ -16,6 +17,7 @@ from app.models import Sentence, Token, Treebank, TreeVersion, User
 from app.services.exports import Export, export_conllu, export_treebank
 from app.services.imports import detect_direction, guess_language, import_conllu
 from app.services.trees import add_version
+from app.wording import counted
 
 SMALL = (
     "# sent_id = s1\n# text = Hi there\n"
@@ -160,3 +162,25 @@ def test_demo_setup_is_idempotent(
         assert (treebank.language, treebank.direction) == ("tr", "ltr")
         assert [d.split for d in treebank.documents] == ["train", "dev", "pool", "test"]
         assert db.session.scalar(select(func.count()).select_from(TreeVersion)) == 45
+
+
+def test_one_sentence_is_counted_in_the_singular(
+    runner: FlaskCliRunner, make_user: Callable[..., int], tmp_path: Path, logged_in: FlaskClient,
+) -> None:
+    """Issue #30: "Imported 1 sentences" (CLI, web flash, sentence list, export)."""
+    make_user("admin", admin=True)
+    one = SMALL.split("\n\n")[0] + "\n\n"
+    source = tmp_path / "one.conllu"
+    source.write_text(one, encoding="utf-8")
+    result = runner.invoke(args=["treebank", "import", str(source), "--name", "One", "--split", "dev"])
+    assert "Imported 1 sentence (2 words, 1 tree) into One [dev]." in result.output
+    wrote = runner.invoke(args=["treebank", "export", "One", "--output", str(tmp_path / "out.conllu")])
+    assert "Wrote 1 sentence to " in wrote.stderr
+    reply = logged_in.post("/treebanks/import", data={
+        "file": (io.BytesIO(b"# text = Hi\n1\tHi\t_\tINTJ\t_\t_\t_\t_\t_\t_\n\n"), "hi.conllu"), "name": "Hi",
+        "split": "pool"}, content_type="multipart/form-data", follow_redirects=True)
+    page = reply.get_data(as_text=True)
+    assert "Imported 1 sentence (1 word) into Hi (pool)." in page
+    assert "1 sentence · 1 word" in page and ">1 word</span>" in page
+    assert counted(1, "sentence") == "1 sentence" and counted(0, "tree") == "0 trees"
+    assert counted(12345, "word") == "12,345 words" and counted(2, "child", "children") == "2 children"

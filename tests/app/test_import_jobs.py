@@ -84,6 +84,8 @@ def test_a_large_import_is_a_job_with_the_rows_of_an_inline_import(
     assert list(jobs.glob("imports/*")) == []  # the staged upload is gone
     page = logged_in.get(f"/treebanks/jobs/{job.id}")
     assert page.status_code == 200 and b"Imported 400 sentences" in page.data
+    crumbs = page.get_data(as_text=True).split('id="job-crumbs"')[1].split("</p>")[0]
+    assert f'href="/treebanks/{job.result["treebank_id"]}/sentences">big</a>' in crumbs  # its treebank
     jobbed = row_counts()
 
     app.config["IMPORT_INLINE_MAX_BYTES"] = len(data)  # the same file, inside the request
@@ -208,6 +210,7 @@ def test_an_export_job_writes_the_bytes_of_the_inline_export(
     assert (job.kind, job.state, job.treebank_id) == ("export", "done", treebank_id)
     page = logged_in.get(f"/treebanks/jobs/{first}")
     assert f"/jobs/{first}/download".encode() in page.data
+    assert f'<a href="/treebanks/{treebank_id}/sentences">tb</a>'.encode() in page.data
     download = logged_in.get(f"/jobs/{first}/download")
     assert download.status_code == 200 and download.data == inline.data == data
     assert download.headers["X-Arcvote-Omitted"] == "0"

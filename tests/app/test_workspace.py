@@ -131,6 +131,39 @@ def test_save_conflict_history_revert(api: tuple[FlaskClient, dict[str, int]]) -
     assert client.get(url).get_json()["current"]["version"] == 3
 
 
+def test_revert_takes_the_review_ticks_of_the_tree_reverted_to(
+    api: tuple[FlaskClient, dict[str, int]]
+) -> None:
+    """Issue #30: accept words 2 and 3, save, revert to the ensemble: no word stays reviewed."""
+    client, ids = api
+    url = f"/api/sentences/{ids['c']}"
+    saved = client.post(f"{url}/annotations", json={
+        "heads": [2, 0, 2, 2], "deprels": ["nsubj", "root", "advmod", "obl"], "expected_version": 0,
+        "reviewed_words": [2, 3], "human_words": [2, 3]})
+    assert saved.status_code == 201 and saved.get_json()["state"]["reviewed_words"] == [2, 3]
+    history = client.get(f"{url}/history").get_json()["history"]
+    ensemble = next(entry for entry in history if entry["source"] == "ensemble")
+    reverted = client.post(f"{url}/revert", json={"version_id": ensemble["id"], "expected_version": 1})
+    assert reverted.status_code == 201
+    assert reverted.get_json()["state"]["reviewed_words"] == []
+    assert reverted.get_json()["state"]["status"] == "in_progress"
+    assert client.get(url).get_json()["state"]["reviewed_words"] == []
+    # back to the partial annotation: its human arcs are the reviewed words again
+    back = client.post(f"{url}/revert", json={"version_id": saved.get_json()["tree"]["id"],
+                                              "expected_version": 2})
+    assert back.status_code == 201 and back.get_json()["state"]["reviewed_words"] == [2, 3]
+    # a tree saved as reviewed, reverted to: reviewed again; reverted away from: not
+    done = client.post(f"{url}/annotations", json={
+        "heads": [2, 0, 4, 2], "deprels": ["obj", "root", "obl", "obl"], "expected_version": 3,
+        "human_words": [], "status": "reviewed"}).get_json()
+    assert done["state"]["status"] == "reviewed"
+    away = client.post(f"{url}/revert", json={"version_id": ensemble["id"], "expected_version": 4}).get_json()
+    assert away["state"] == {"status": "in_progress", "reviewed_words": [], "disagreement": 0.5}
+    again = client.post(f"{url}/revert", json={"version_id": done["tree"]["id"],
+                                               "expected_version": 5}).get_json()
+    assert again["state"]["status"] == "reviewed" and again["state"]["reviewed_words"] == [1, 2, 3, 4]
+
+
 def test_notes_and_state(api: tuple[FlaskClient, dict[str, int]]) -> None:
     client, ids = api
     url = f"/api/sentences/{ids['b']}"

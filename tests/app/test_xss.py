@@ -5,10 +5,13 @@ Hostile strings go into the treebank name, the pool file's name, ``# sent_id`` a
 comments, word forms, lemmas, FEATS and MISC values, a DEPREL subtype, a user name (made with the
 admin's user service and given a role), a note, an external parse's file name and an audit
 event's details. No ``text/html`` page may contain a payload unescaped; JSON is served as
-``application/json`` and CSV as ``text/csv`` (never something a browser would sniff as HTML).
+``application/json`` and CSV as ``text/csv`` (never something a browser would sniff as HTML); the
+tree's SVG download holds the payloads XML-escaped, with no script element or event handler.
 """
 
 from __future__ import annotations
+
+import xml.etree.ElementTree as ET
 
 from flask import Flask
 
@@ -19,7 +22,7 @@ from tests.app.team_helpers import client_as, route_url, routes
 def test_no_page_renders_a_payload_unescaped(app: Flask, password_hash: str) -> None:
     team, hostile_id = hostile_treebank(app, password_hash)
     admin = client_as(app, team.users["admin"])
-    found, kinds = [], {"html": 0, "json": 0, "csv": 0}
+    found, kinds = [], {"html": 0, "json": 0, "csv": 0, "svg": 0}
     hostile_seen = 0
     for endpoint, method, rule in routes(app):
         if method != "GET":
@@ -38,14 +41,20 @@ def test_no_page_renders_a_payload_unescaped(app: Flask, password_hash: str) -> 
             kinds["json"] += 1
         elif mimetype == "text/csv":
             kinds["csv"] += 1
+        elif mimetype == "image/svg+xml":  # a tree download: XML-escaped text, no script, no handler
+            kinds["svg"] += 1
+            found += [f"{url} ({endpoint}): {raw}" for raw in RAW if raw in body]
+            drawing = ET.fromstring(body)
+            assert not [node for node in drawing.iter() if node.tag.endswith("script")
+                        or any(name.lower().startswith("on") for name in node.attrib)], url
         else:
             assert "html" not in mimetype and "xml" not in mimetype, f"{url}: {mimetype}"
         if "alert(1)" in body and mimetype != "text/html":
-            assert mimetype in ("application/json", "text/csv", "text/plain",
-                                "application/x-ndjson", "application/jsonl"), f"{url}: {mimetype}"
+            assert mimetype in ("application/json", "text/csv", "text/plain", "application/x-ndjson",
+                                "application/jsonl", "image/svg+xml", "text/x-tex"), f"{url}: {mimetype}"
         assert response.headers.get("X-Content-Type-Options") == "nosniff", url
     assert not found, "payload rendered unescaped:\n" + "\n".join(found)
-    assert kinds["html"] > 20 and kinds["json"] > 5, kinds
+    assert kinds["html"] > 20 and kinds["json"] > 5 and kinds["svg"] == 1, kinds
     assert hostile_seen > 15, "too few responses carried the hostile data to prove anything"
 
 

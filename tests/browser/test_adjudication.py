@@ -108,7 +108,9 @@ def test_each_annotator_annotates_blind(chromium: Any, live_server: str, live_ap
 def test_curator_sees_agreement_and_adjudicates(chromium: Any, live_server: str, live_app: Flask,
                                                 pool: PoolTrees, screenshot: Shot) -> None:
     first = pool.pool[0]
-    for page in signed_in_page(chromium, live_server, "cora", PASSWORD):
+    # under the app's Content-Security-Policy, as a user's browser runs it: an inline script
+    # would be blocked and the tree boxes stay empty
+    for page in signed_in_page(chromium, live_server, "cora", PASSWORD, enforce_csp=True):
         page.goto(f"/workspace/treebanks/{pool.treebank_id}")
         page.click("text=Agreement and adjudication")
         row = page.locator("#agreement tbody tr").first
@@ -120,6 +122,13 @@ def test_curator_sees_agreement_and_adjudicates(chromium: Any, live_server: str,
         page.click(f"#double-sentences a[href$='/{first}/adjudicate']")
         page.wait_for_selector(".adjudication-tree svg")
         assert page.locator(".adjudication-tree").count() == 3  # ada, ben, ensemble
+        n_words = page.locator("table.adjudication tbody tr").count()
+        assert n_words > 1
+        for box in range(3):  # each box draws one arc per word (the root's arc included)
+            tree = page.locator(".adjudication-tree").nth(box)
+            assert tree.locator("svg g.arc[data-dep]").count() == n_words
+            assert tree.locator("svg g.arc.root").count() == 1
+            assert tree.locator("svg .token .form").count() == n_words
         differing = page.locator("table.adjudication tr.differs")
         assert differing.count() == 1
         assert page.locator(".adjudication-tree .arc.differs").count() == 3
@@ -127,7 +136,20 @@ def test_curator_sees_agreement_and_adjudicates(chromium: Any, live_server: str,
         differing.locator("label", has_text="ben").locator("input").check()
         screenshot(page, "adjudication-sentence")
         page.click("#save-adjudication")
+        # the demo's labels are not UD's: the validator warns, as in the editor, and the tree is
+        # saved as reviewed only once the curator accepts the warnings
+        page.wait_for_selector(".alert >> text=Not saved: the UD validator gives")
+        assert page.locator("#ud-warnings li[data-test=upos-rel-punct]").count() == 1
+        assert page.locator(f"#ud-warnings li[data-word='{n_words}']").count() >= 1
+        assert differing.locator("label", has_text="ben").locator("input").is_checked()  # the choice is kept
+        for box in range(3):  # and the trees are drawn again
+            tree = page.locator(".adjudication-tree").nth(box)
+            assert tree.locator("svg g.arc[data-dep]").count() == n_words
+        screenshot(page, "adjudication-warnings")
+        page.check("#accept-warnings")
+        page.click("#save-adjudication")
         page.wait_for_selector(".flash-success >> text=version 1, reviewed")
+        assert "(accepted)" in page.locator(".flash-success").inner_text()
     with live_app.app_context():
         ben = db.session.scalars(select(TreeVersion).where(TreeVersion.name == "ben",
                                                            TreeVersion.sentence_id == first)).one()

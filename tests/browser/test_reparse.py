@@ -55,7 +55,8 @@ def shown(page: Any) -> dict[str, Any]:
     state: dict[str, Any] = page.evaluate("""() => { const S = window.arcvoteEditor;
         return {heads: [...S.heads], deprels: [...S.deprels], members: S.members.map((m) => m.heads),
                 shares: S.ensemble.scores, reparsed: [...S.reparsed].sort((a, b) => a - b),
-                human: [...S.human]}; }""")
+                human: [...S.human],
+                reparse_members: S.reparse ? S.reparse.members.map((m) => m.heads) : null}; }""")
     return state
 
 
@@ -86,7 +87,8 @@ def test_moving_a_head_reparses_and_one_undo_takes_it_back(
     changed = [w for w in range(1, len(after["heads"]) + 1) if w != word and (
         after["heads"][w - 1], after["deprels"][w - 1]) != (before["heads"][w - 1], before["deprels"][w - 1])]
     assert after["reparsed"] == changed
-    assert all(m[word - 1] == 0 for m in after["members"])  # the members re-parsed under the arc
+    assert all(m[word - 1] == 0 for m in after["reparse_members"])  # the members re-parsed under the arc
+    assert after["members"] == before["members"] and after["shares"] == before["shares"]  # proposals kept
     assert page.locator("#tree .arc.reparsed").count() == len(changed)
     assert page.locator("#tree .token.reparsed").count() == len(changed)
     assert page.locator("#errors").count() == 0
@@ -106,6 +108,88 @@ def test_moving_a_head_reparses_and_one_undo_takes_it_back(
     assert shown(page)["heads"] == after["heads"]
 
 
+def _votes_shown(page: Any) -> list[str]:
+    """The selected word's proposals in the panel: "<head> · <n> votes: <names>" each."""
+    items = page.locator("#panel .candidates li")
+    return [" ".join(items.nth(i).inner_text().split()) for i in range(items.count())]
+
+
+def test_the_votes_shown_stay_the_members_proposals_after_a_reparse(
+    ui: Any, sentence_id: int, screenshot: Shot
+) -> None:
+    """Issue #30 item 5: a re-parse moves arcs, but the panel's "N votes" and the arc colours
+    still say what the members proposed; what the re-parse changed is a separate line."""
+    page = ui
+    open_editor(page, sentence_id)
+    before = shown(page)
+    root = before["heads"].index(0) + 1
+    word = next(w for w, head in enumerate(before["heads"], start=1) if head == root)
+    select_word(page, root)
+    votes_before = _votes_shown(page)
+    assert votes_before and not page.locator("#reparse-note").is_visible()
+    select_word(page, word)
+    with page.expect_response(edit_reparse) as response:
+        page.keyboard.press("0")  # the old root must attach elsewhere: the re-parse moves its arc
+    assert response.value.status == 200
+    page.wait_for_function("window.arcvoteEditor.reparsed.size > 0")
+    after = shown(page)
+    assert root in after["reparsed"]
+    select_word(page, root)
+    assert _votes_shown(page) == votes_before  # the members' votes, not the re-parse's
+    new_head = after["heads"][root - 1]
+    votes = sum(member[root - 1] == new_head for member in before["members"])
+    colour = "agree" if votes == len(MEMBERS) else "majority" if 2 * votes > len(MEMBERS) else "split"
+    arc = page.locator(f"#tree .arc[data-dep='{root}']")
+    assert f"agree-{colour}" in (arc.get_attribute("class") or "").split()
+    note = page.locator("#reparse-note")
+    assert note.is_visible() and note.inner_text().startswith("Re-parse moved this arc")
+    reparsed_heads = {member[root - 1] for member in after["reparse_members"] or []}
+    assert all(f"→ {head} " in note.inner_text() + " " or (head == 0 and "→ ROOT" in note.inner_text())
+               for head in reparsed_heads)
+    screenshot(page, "reparse-votes-kept")
+    page.keyboard.press("u")  # undo: no re-parse line any more
+    assert not page.locator("#reparse-note").is_visible()
+
+
+def _set_head(page: Any, word: int, head: int) -> None:
+    select_word(page, word)
+    page.keyboard.press("h")
+    page.keyboard.type(str(head))
+    page.keyboard.press("Enter")
+
+
+def test_a_cycle_of_human_arcs_is_not_sent_and_the_editor_says_why(ui: Any, sentence_id: int) -> None:
+    """Issue #30 item 7: a cyclic edit was sent, answered 422 and logged a console error."""
+    page = ui
+    console_errors: list[str] = []
+    page.on("console", lambda message: console_errors.append(message.text)
+            if message.type == "error" else None)
+    asked: list[str] = []
+    page.on("request", lambda request: asked.append(request.url) if request.url.endswith("/reparse")
+            and '"id"' in (request.post_data or "") else None)
+    open_editor(page, sentence_id)
+    page.wait_for_load_state("networkidle")  # the warm-up re-parse on opening has answered
+    first, second = 2, 3
+    with page.expect_response(edit_reparse) as response:
+        _set_head(page, first, second)
+    assert response.value.status == 200
+    page.wait_for_function("window.arcvoteEditor.reparse !== null")
+    _set_head(page, second, first)  # word 3 under word 2 under word 3: a cycle of human arcs
+    message = page.locator("#message")
+    message.wait_for()
+    assert message.inner_text() == (f"Not re-parsed: your arcs form a cycle ({first} → {second} → {first}). "
+                                    "Change one of these arcs and the rest is re-parsed again.")
+    page.wait_for_timeout(300)
+    assert len(asked) == 1  # only the first edit asked for a re-parse
+    assert shown(page)["heads"][first - 1] == second and shown(page)["heads"][second - 1] == first
+    assert page.locator("#errors").inner_text().count("cycle") == 1  # the save is blocked, as before
+    assert console_errors == []
+    page.keyboard.press("u")  # undo the cyclic arc: re-parsing goes on
+    with page.expect_response(edit_reparse) as again:
+        _set_head(page, second, 1 if first != 1 else 4)
+    assert again.value.status == 200
+
+
 def test_a_reply_arriving_while_typing_a_label_keeps_the_field(ui: Any, sentence_id: int) -> None:
     page = ui
     open_editor(page, sentence_id)
@@ -122,10 +206,9 @@ def test_a_reply_arriving_while_typing_a_label_keeps_the_field(ui: Any, sentence
     page.keyboard.press("Control+a")
     page.keyboard.type(label[:2])
     assert len(held) == 1
-    page.evaluate("window.membersBefore = window.arcvoteEditor.members")
     with page.expect_response(edit_reparse):
         held[0].continue_()
-    page.wait_for_function("window.arcvoteEditor.members !== window.membersBefore")  # the reply is applied
+    page.wait_for_function("window.arcvoteEditor.reparse !== null")  # the reply is applied
     typing = page.evaluate("[document.activeElement.id, document.activeElement.value]")
     assert typing == ["label-input", label[:2]]
     page.keyboard.type(label[2:])

@@ -104,8 +104,12 @@ def test_history_shows_versions_and_revert_adds_one(
     page.click(".arc-form button[type=submit]")
     corrected = editor_state(page)
     assert corrected["heads"][word - 1] == root and corrected["deprels"][word - 1] == label
+    page.click("#tokens tr[data-word='1']")
+    page.locator("#tree").focus()
+    page.keyboard.press("a")  # accept word 1's arc: one word reviewed
     page.click("#save")
     page.wait_for_selector("#message:has-text('Saved version 1')")
+    assert " 1 of " in page.locator("#status").inner_text()
 
     page.click("#history summary")
     page.wait_for_selector("#history-list > li")
@@ -122,12 +126,17 @@ def test_history_shows_versions_and_revert_adds_one(
     theirs.get_by_role("button", name="Revert to this").click()
     page.wait_for_selector("#message:has-text('Reverted to ensemble v1 (saved as version 2)')")
     history_entry(page, "annotation v2").wait_for()
+    # the ensemble's tree carries no review ticks (issue #30): none stays, now or after a reload
+    n_words = len(state["heads"])
+    assert f"0 of {n_words} words reviewed · sentence: in progress" in page.locator("#status").inner_text()
+    assert page.locator("#tree .token.reviewed").count() == 0
 
     page.reload()
     page.wait_for_selector("#tree svg")
     after = editor_state(page)
     assert after["heads"] == ensemble_heads and after["deprels"] == ensemble_deprels
     assert after["version"] == 2 and not after["dirty"]
+    assert f"0 of {n_words} words reviewed" in page.locator("#status").inner_text()
     page.click("#history summary")
     history_entry(page, "annotation v2").wait_for()
     newest = page.locator("#history-list > li").first

@@ -177,7 +177,7 @@ def test_unknown_system_heads_are_wrong() -> None:
     ("system", "message"),
     [
         ([sentence(forms=["The", "cat", "barks", "."])], "sentence 1, word 2: gold form 'dog'"),
-        ([sentence()] * 2, "gold has 1 sentences but system has 2"),
+        ([sentence()] * 2, "gold has 1 sentence but system has 2"),
         ([Sentence.from_words(["The", "dog"], heads=[2, 0], deprels=["det", "root"])],
          "sentence 1: gold has 4 words but system has 2"),
     ],
