@@ -1,0 +1,155 @@
+"""Search a treebank's trees with a Grew-match request (issue #32): the app side of
+:mod:`parsing.grew`.
+
+The trees searched are those of one source (:mod:`app.services.sources`: ``gold``, ``latest``,
+``reviewed``, ``ensemble``, a parser's name, ``ensemble@R``), in one split or all, with the word
+columns an annotator set (``latest``) and MISC from the imported lines. Sentences with no tree
+from the source are not searched (:attr:`SearchResult.searched` says how many were).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import groupby
+from operator import itemgetter
+
+from sqlalchemy import select
+
+from app.models import Sentence, Token, Treebank, TreeVersion
+from app.services import DbSession
+from app.services.exports import sentence_conllu
+from app.services.parsing_adapter import load_sentences
+from app.services.sources import (
+    SourceError,
+    check_split,
+    load_trees,
+    parser_sources,
+    round_starts,
+    split_sentence_ids,
+)
+from app.services.trees import EXPORT_SOURCES
+from parsing.conllu_io import format_conllu
+from parsing.grew import Corpus, Graph, Matcher, graph_of
+
+FIXED_SOURCES = ("gold", "reviewed", "latest", "ensemble")
+"""Sources every treebank offers (parsers and ``ensemble@R`` come on top)."""
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One match: the sentence (database id and ``sent_id``) and node name → word id."""
+
+    sentence_id: int
+    sent_id: str | None
+    nodes: dict[str, int]
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """Every match, in document order; ``searched``: sentences that had a tree to search."""
+
+    source: str
+    split: str | None
+    hits: list[Hit]
+    searched: int
+
+    @property
+    def matches(self) -> int:
+        return len(self.hits)
+
+    @property
+    def sentence_ids(self) -> list[int]:
+        """The matching sentences, each once, in document order."""
+        return list(dict.fromkeys(hit.sentence_id for hit in self.hits))
+
+    def as_json(self) -> dict[str, object]:
+        """The contract shape: ``{"matches", "sentences", "hits": [{"sent_id", "nodes"}]}``."""
+        return {"matches": self.matches, "sentences": len(self.sentence_ids),
+                "hits": [{"sent_id": hit.sent_id, "nodes": hit.nodes} for hit in self.hits]}
+
+
+def search_sources(session: DbSession, treebank: Treebank) -> list[str]:
+    """The sources a search may name on ``treebank``: fixed ones, its parsers, ``ensemble@R``."""
+    ids = split_sentence_ids(session, treebank, None)
+    rounds = [f"ensemble@{number}" for _, number in round_starts(session, treebank)]
+    parsers = [name for name in parser_sources(session, ids) if name not in FIXED_SOURCES]
+    return [*FIXED_SOURCES, *parsers, *rounds]
+
+
+def check_source(session: DbSession, treebank: Treebank, source: str) -> str:
+    """``source`` when a search may use it, else :class:`SourceError` naming the choices."""
+    name = source.partition("@")[0]
+    if source in FIXED_SOURCES or name in EXPORT_SOURCES or source in search_sources(session, treebank):
+        return source
+    raise SourceError(f"unknown source {source[:40]!r}: use gold, reviewed, latest, ensemble, a parser's "
+                      f"name or ensemble@ROUND")
+
+
+def search_treebank(
+    session: DbSession, treebank: Treebank, request: str, *, source: str = "gold", split: str | None = None,
+) -> SearchResult:
+    """Every match of ``request`` in the ``source`` trees of ``treebank`` (one split or all).
+
+    :raise GrewSyntaxError: a malformed request (a ValueError naming line and column).
+    :raise SourceError: an unknown source or split.
+    """
+    matcher = Matcher(request)
+    check_source(session, treebank, source)
+    ids = split_sentence_ids(session, treebank, check_split(split))
+    trees = load_trees(session, treebank, ids, source).trees
+    usable = [sid for sid in ids if sid in trees]
+    graphs = _graphs(session, usable, trees)
+    corpus = Corpus([graph for _, graph in graphs])
+    hits = [Hit(graphs[match.sentence][0], match.sent_id, match.nodes) for match in matcher.run(corpus)]
+    return SearchResult(source, split or None, hits, len(graphs))
+
+
+def _graphs(
+    session: DbSession, sentence_ids: list[int], trees: dict[int, TreeVersion]
+) -> list[tuple[int, Graph]]:
+    """``(id, graph)`` of the sentences with words, with ``sent_id`` and MISC."""
+    sentences = load_sentences(session, sentence_ids, trees)
+    sent_ids = _sent_ids(session, sentence_ids)
+    misc = _misc(session, sentence_ids)
+    found: list[tuple[int, Graph]] = []
+    for sid, sentence in zip(sentence_ids, sentences, strict=True):
+        words = misc.get(sid, [])
+        if len(sentence) == 0 or len(words) != len(sentence):
+            continue
+        sentence.sent_id = sent_ids.get(sid)
+        found.append((sid, graph_of(sentence, words)))
+    return found
+
+
+def _sent_ids(session: DbSession, sentence_ids: Sequence[int]) -> dict[int, str | None]:
+    found: dict[int, str | None] = {}
+    for start in range(0, len(sentence_ids), 5000):
+        chunk = list(sentence_ids[start:start + 5000])
+        rows = session.execute(select(Sentence.id, Sentence.sent_id).where(Sentence.id.in_(chunk)))
+        found.update((sid, sent_id) for sid, sent_id in rows)
+    return found
+
+
+def _misc(session: DbSession, sentence_ids: Sequence[int]) -> dict[int, list[str]]:
+    """Each sentence's MISC column over its words, in order."""
+    found: dict[int, list[str]] = {}
+    for start in range(0, len(sentence_ids), 5000):
+        chunk = list(sentence_ids[start:start + 5000])
+        words = session.execute(
+            select(Token.sentence_id, Token.misc).where(Token.sentence_id.in_(chunk), Token.word.is_not(None))
+            .order_by(Token.sentence_id, Token.position))
+        for sid, group in groupby(words, key=itemgetter(0)):
+            found[sid] = [str(misc or "_") for _, misc in group]
+    return found
+
+
+def matching_conllu(session: DbSession, treebank: Treebank, result: SearchResult) -> str:
+    """The matching sentences as CoNLL-U with the searched source's trees, in document order."""
+    trees = load_trees(session, treebank, result.sentence_ids, result.source).trees
+    raws = []
+    for sid in result.sentence_ids:
+        sentence = session.get(Sentence, sid)
+        if sentence is not None and sid in trees:
+            raws.append(sentence_conllu(session, sentence, trees[sid]))
+    return format_conllu(raws)
