@@ -113,7 +113,7 @@ def normalise_database_url(url: str) -> str:
 
 def register_extensions(app: Flask) -> None:
     """Bind the extensions of :mod:`app.extensions` to ``app``."""
-    from app import job_models, parser_models, team_models  # noqa: F401  (register their tables)
+    from app import job_models, parser_models, search_models, team_models  # noqa: F401  (register their tables)
     from app.extensions import csrf, db, login_manager, migrate
 
     db.init_app(app)
@@ -140,6 +140,7 @@ def register_blueprints(app: Flask) -> None:
         openapi,
         plugins,
         rounds,
+        search,
         sentences,
         team,
         treebanks,
@@ -162,6 +163,7 @@ def register_blueprints(app: Flask) -> None:
     app.register_blueprint(health.bp)
     app.register_blueprint(compare.bp)
     app.register_blueprint(plugins.bp)
+    app.register_blueprint(search.bp)
     app.register_blueprint(openapi.bp)
     errors.register(app)
     access.register(app)

@@ -153,3 +153,23 @@ def matching_conllu(session: DbSession, treebank: Treebank, result: SearchResult
         if sentence is not None and sid in trees:
             raws.append(sentence_conllu(session, sentence, trees[sid]))
     return format_conllu(raws)
+
+
+def sentence_views(
+    session: DbSession, treebank: Treebank, result: SearchResult, sentence_ids: Sequence[int]
+) -> list[dict[str, object]]:
+    """What the search page draws for each of ``sentence_ids`` (matching sentences): ``{id,
+    sent_id, text, words: [{id, form, upos, head, deprel}], hits: [{node: word id}]}`` with the
+    searched source's tree."""
+    ids = list(sentence_ids)
+    trees = load_trees(session, treebank, ids, result.source).trees
+    usable = [sid for sid in ids if sid in trees]
+    info = {row.id: row for row in session.scalars(select(Sentence).where(Sentence.id.in_(usable)))}
+    views: list[dict[str, object]] = []
+    for sid, sentence in zip(usable, load_sentences(session, usable, trees), strict=True):
+        words = [{"id": i, "form": sentence.forms[i], "upos": sentence.upos[i],
+                  "head": int(sentence.heads[i]) if sentence.heads[i] >= 0 else None,
+                  "deprel": sentence.deprels[i]} for i in range(1, len(sentence.forms))]
+        views.append({"id": sid, "sent_id": info[sid].sent_id, "text": info[sid].text, "words": words,
+                      "hits": [hit.nodes for hit in result.hits if hit.sentence_id == sid]})
+    return views
