@@ -10,7 +10,7 @@ checked as soon as its nodes are bound.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from parsing.grew.graphs import DEPREL, Corpus, Graph
@@ -83,21 +83,23 @@ class _Plan:
         self.new = [name for name in Item("pattern", self.clauses).nodes() if name not in bound]
         new = set(self.new)
         self.unary = {name: [c for c in self.clauses if set(clause_nodes(c)) == {name}] for name in self.new}
+        self.tests = {name: [_word_test(c, name) for c in clauses] for name, clauses in self.unary.items()}
+        self.indexed = {name: next((i for i in map(_indexed, clauses) if i is not None), None)
+                        for name, clauses in self.unary.items()}
         self.checks = [c for c in self.clauses if not set(clause_nodes(c)) & new]
         self.joins = [c for c in self.clauses if len(set(clause_nodes(c))) > 1 and set(clause_nodes(c)) & new]
+        self.join_nodes = [(c, frozenset(clause_nodes(c))) for c in self.joins]
 
     def candidates(self, corpus: Corpus, index: int, name: str) -> list[int]:
         """Words of graph ``index`` passing every clause on ``name`` alone."""
         graph = corpus.graphs[index]
-        clauses = self.unary[name]
         words: list[int] | None = None
-        for clause in clauses:
-            indexed = _indexed(clause)
-            if indexed is not None:
-                words = corpus.words_with(indexed[0], indexed[1], index)
-                break
+        indexed = self.indexed[name]
+        if indexed is not None:
+            words = corpus.words_with(indexed[0], indexed[1], index)
         pool = range(1, len(graph.heads)) if words is None else words
-        return [w for w in pool if all(holds(c, graph, {name: w}) for c in clauses)]
+        tests = self.tests[name]
+        return [w for w in pool if all(test(graph, w) for test in tests)]
 
     def extend(self, corpus: Corpus, index: int, binding: Binding) -> Iterator[Binding]:
         """Every extension of ``binding`` to the new nodes, injective over all bound words."""
@@ -117,12 +119,12 @@ class _Plan:
         remaining = set(self.new)
         known = set(bound)
         while remaining:
-            linked = [n for n in remaining if any(n in clause_nodes(c) and set(clause_nodes(c)) & known
-                                                  for c in self.joins)]
+            linked = [n for n in remaining
+                      if any(n in nodes and nodes & known for _, nodes in self.join_nodes)]
             name = min(linked or remaining, key=lambda n: (len(pools[n]), self.new.index(n)))
             known.add(name)
             remaining.discard(name)
-            ready = [c for c in self.joins if name in clause_nodes(c) and set(clause_nodes(c)) <= known]
+            ready = [c for c, nodes in self.join_nodes if name in nodes and nodes <= known]
             order.append((name, ready))
         return order
 
@@ -140,6 +142,16 @@ class _Plan:
             if all(holds(c, graph, binding) for c in ready):
                 yield from self._bind(graph, order, step + 1, binding, pools)
             del binding[name]
+
+
+def _word_test(clause: Clause, name: str) -> Callable[[Graph, int], bool]:
+    """``clause`` (on node ``name`` alone) as a test of one word: no binding dict per word."""
+    if isinstance(clause, NodeClause):
+        return lambda graph, word: clause.accepts(graph.features[word])
+    if isinstance(clause, EdgeClause) and clause.source == ANY_NODE:
+        label = clause.label
+        return lambda graph, word: graph.heads[word] >= 0 and label.accepts(graph.deprels[word])
+    return lambda graph, word: holds(clause, graph, {name: word})
 
 
 def _reachable(graph: Graph, name: str, ready: list[Clause], binding: Binding, pool: list[int]) -> list[int]:
