@@ -9,7 +9,7 @@ from the source are not searched (:attr:`SearchResult.searched` says how many we
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import groupby
 from operator import itemgetter
@@ -28,9 +28,11 @@ from app.services.sources import (
     round_starts,
     split_sentence_ids,
 )
+from app.services.token_columns import stored_attributes
 from app.services.trees import EXPORT_SOURCES
 from parsing.conllu_io import format_conllu
-from parsing.grew import Corpus, Graph, Matcher, graph_of
+from parsing.grew import Corpus, Graph, Matcher, parse_pairs
+from parsing.types import NO_HEAD
 
 FIXED_SOURCES = ("gold", "reviewed", "latest", "ensemble")
 """Sources every treebank offers (parsers and ``ensemble@R`` come on top)."""
@@ -108,18 +110,49 @@ def search_treebank(
 def _graphs(
     session: DbSession, sentence_ids: list[int], trees: dict[int, TreeVersion]
 ) -> list[tuple[int, Graph]]:
-    """``(id, graph)`` of the sentences with words, with ``sent_id`` and MISC."""
-    sentences = load_sentences(session, sentence_ids, trees)
+    """``(id, graph)`` of the sentences with words: the imported word columns (plain rows, not
+    ORM objects: loading is most of a search's time), the tree's arcs and the columns an
+    annotation stored, ``sent_id`` and MISC."""
     sent_ids = _sent_ids(session, sentence_ids)
-    misc = _misc(session, sentence_ids)
-    found: list[tuple[int, Graph]] = []
-    for sid, sentence in zip(sentence_ids, sentences, strict=True):
-        words = misc.get(sid, [])
-        if len(sentence) == 0 or len(words) != len(sentence):
-            continue
-        sentence.sent_id = sent_ids.get(sid)
-        found.append((sid, graph_of(sentence, words)))
-    return found
+    return [(sid, _graph(rows, trees[sid], sent_ids.get(sid)))
+            for sid, rows in _word_rows(session, sentence_ids) if len(rows) == len(trees[sid].heads)]
+
+
+WordRow = tuple[str, ...]
+"""``(form, lemma, upos, xpos, feats, misc)`` of one word as imported."""
+_EDITABLE = (("lemma", "lemmas", 1), ("upos", "upos", 2), ("xpos", "xpos", 3))
+"""(feature, the annotation version's attribute, index in a :data:`WordRow`)."""
+
+
+def _graph(rows: list[WordRow], tree: TreeVersion, sent_id: str | None) -> Graph:
+    """One sentence's graph: imported columns, overridden by those an annotation stored."""
+    edited = stored_attributes(tree)
+    columns = {name: [str(v) for v in values] if (values := edited.get(attribute)) is not None
+               else [str(row[index]) for row in rows]
+               for name, attribute, index in _EDITABLE}
+    feats = edited.get("feats")
+    features: list[dict[str, str]] = [{}]
+    for i, row in enumerate(rows):
+        node = {"form": row[0], **{name: values[i] for name, values in columns.items()}}
+        node.update(parse_pairs(str(row[5] or "_")))
+        node.update(parse_pairs(str(feats[i]) if feats is not None else str(row[4] or "_")))
+        features.append(node)
+    heads = [NO_HEAD, *(NO_HEAD if h is None else int(h) for h in tree.heads)]
+    return Graph(features, heads, ["", *(str(d or "_") for d in tree.deprels)], sent_id)
+
+
+def _word_rows(session: DbSession, sentence_ids: Sequence[int]) -> Iterator[tuple[int, list[WordRow]]]:
+    """``(id, [(form, lemma, upos, xpos, feats, misc) per word])`` in ``sentence_ids`` order."""
+    for start in range(0, len(sentence_ids), 5000):
+        chunk = list(sentence_ids[start:start + 5000])
+        rows = session.execute(
+            select(Token.sentence_id, Token.form, Token.lemma, Token.upos, Token.xpos, Token.feats,
+                   Token.misc).where(Token.sentence_id.in_(chunk), Token.word.is_not(None))
+            .order_by(Token.sentence_id, Token.position))
+        grouped = {sid: [tuple(row[1:]) for row in group] for sid, group in groupby(rows, key=itemgetter(0))}
+        for sid in chunk:
+            if sid in grouped:
+                yield sid, grouped[sid]
 
 
 def _sent_ids(session: DbSession, sentence_ids: Sequence[int]) -> dict[int, str | None]:
@@ -128,19 +161,6 @@ def _sent_ids(session: DbSession, sentence_ids: Sequence[int]) -> dict[int, str 
         chunk = list(sentence_ids[start:start + 5000])
         rows = session.execute(select(Sentence.id, Sentence.sent_id).where(Sentence.id.in_(chunk)))
         found.update((sid, sent_id) for sid, sent_id in rows)
-    return found
-
-
-def _misc(session: DbSession, sentence_ids: Sequence[int]) -> dict[int, list[str]]:
-    """Each sentence's MISC column over its words, in order."""
-    found: dict[int, list[str]] = {}
-    for start in range(0, len(sentence_ids), 5000):
-        chunk = list(sentence_ids[start:start + 5000])
-        words = session.execute(
-            select(Token.sentence_id, Token.misc).where(Token.sentence_id.in_(chunk), Token.word.is_not(None))
-            .order_by(Token.sentence_id, Token.position))
-        for sid, group in groupby(words, key=itemgetter(0)):
-            found[sid] = [str(misc or "_") for _, misc in group]
     return found
 
 

@@ -90,11 +90,17 @@ def test_latest_sees_a_correction_that_gold_does_not(session: Session, afrikaans
     labels = list(gold.deprels)
     word = next(i for i, head in enumerate(gold.heads) if head != 0)
     labels[word] = "dislocated"
+    n = len(gold.heads)
     add_version(session, sentence_id=first.id, source="annotation", heads=list(gold.heads), deprels=labels,
-                user=user)
+                user=user, columns={"upos": ["X"] * n, "xpos": None, "lemmas": ["zz"] * n,
+                                    "feats": ["Typo=Yes"] * n})
     session.commit()
     latest = search_treebank(session, afrikaans, pattern, source="latest")
     assert [(hit.sentence_id, hit.nodes["D"]) for hit in latest.hits] == [(first.id, word + 1)]
+    # the word columns the annotator set are searched too, in latest only
+    edited = 'pattern { D [upos=X, lemma="zz", Typo=Yes] }'
+    assert search_treebank(session, afrikaans, edited, source="latest").matches == n
+    assert search_treebank(session, afrikaans, edited, source="gold").matches == 0
     assert search_treebank(session, afrikaans, pattern, source="gold").matches == 0
     assert search_treebank(session, afrikaans, pattern, source="ensemble").searched == 0
 
