@@ -215,6 +215,13 @@ class Matcher:
             if all(self._passes(kind, plan, corpus, index, binding) for kind, plan in self._filters):
                 yield {name: binding[name] for name in self.nodes}
 
+    def holds_at(self, corpus: Corpus, index: int, binding: Binding) -> bool:
+        """True if ``binding`` (every pattern node bound) is a match in graph ``index``."""
+        graph = corpus.graphs[index]
+        if not all(holds(clause, graph, binding) for clause in self.request.positive):
+            return False
+        return all(self._passes(kind, plan, corpus, index, binding) for kind, plan in self._filters)
+
     @staticmethod
     def _passes(kind: str, plan: _Plan, corpus: Corpus, index: int, binding: Binding) -> bool:
         extended = next(plan.extend(corpus, index, binding), None) is not None
