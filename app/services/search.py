@@ -101,20 +101,20 @@ def search_treebank(
     ids = split_sentence_ids(session, treebank, check_split(split))
     trees = load_trees(session, treebank, ids, source).trees
     usable = [sid for sid in ids if sid in trees]
-    graphs = _graphs(session, usable, trees)
+    graphs = graphs_of(session, usable, trees)
     corpus = Corpus([graph for _, graph in graphs])
     hits = [Hit(graphs[match.sentence][0], match.sent_id, match.nodes) for match in matcher.run(corpus)]
     return SearchResult(source, split or None, hits, len(graphs))
 
 
-def _graphs(
-    session: DbSession, sentence_ids: list[int], trees: dict[int, TreeVersion]
+def graphs_of(
+    session: DbSession, sentence_ids: list[int], trees: dict[int, TreeVersion], *, misc: bool = True
 ) -> list[tuple[int, Graph]]:
     """``(id, graph)`` of the sentences with words: the imported word columns (plain rows, not
     ORM objects: loading is most of a search's time), the tree's arcs and the columns an
-    annotation stored, ``sent_id`` and MISC."""
+    annotation stored, ``sent_id`` and (unless not ``misc``) MISC."""
     sent_ids = _sent_ids(session, sentence_ids)
-    return [(sid, _graph(rows, trees[sid], sent_ids.get(sid)))
+    return [(sid, _graph(rows, trees[sid], sent_ids.get(sid), misc))
             for sid, rows in _word_rows(session, sentence_ids) if len(rows) == len(trees[sid].heads)]
 
 
@@ -124,7 +124,7 @@ _EDITABLE = (("lemma", "lemmas", 1), ("upos", "upos", 2), ("xpos", "xpos", 3))
 """(feature, the annotation version's attribute, index in a :data:`WordRow`)."""
 
 
-def _graph(rows: list[WordRow], tree: TreeVersion, sent_id: str | None) -> Graph:
+def _graph(rows: list[WordRow], tree: TreeVersion, sent_id: str | None, misc: bool = True) -> Graph:
     """One sentence's graph: imported columns, overridden by those an annotation stored."""
     edited = stored_attributes(tree)
     columns = {name: [str(v) for v in values] if (values := edited.get(attribute)) is not None
@@ -134,7 +134,8 @@ def _graph(rows: list[WordRow], tree: TreeVersion, sent_id: str | None) -> Graph
     features: list[dict[str, str]] = [{}]
     for i, row in enumerate(rows):
         node = {"form": row[0], **{name: values[i] for name, values in columns.items()}}
-        node.update(parse_pairs(str(row[5] or "_")))
+        if misc:
+            node.update(parse_pairs(str(row[5] or "_")))
         node.update(parse_pairs(str(feats[i]) if feats is not None else str(row[4] or "_")))
         features.append(node)
     heads = [NO_HEAD, *(NO_HEAD if h is None else int(h) for h in tree.heads)]

@@ -50,14 +50,19 @@ def direct_count(text: str, test: Callable[..., bool]) -> int:
     return total
 
 
-@pytest.fixture
-def afrikaans(session: Session, user: User) -> Treebank:
+def import_afrikaans(session: Session, user: User) -> Treebank:
+    """AfriBooms dev as treebank ``af`` (split dev), committed; skips the test without the file."""
     if not AFRIKAANS.exists():
         pytest.skip(f"{AFRIKAANS} not found (../shared/ud beside the repo, or ARCVOTE_UD_ROOT)")
     result = import_conllu(session, data=AFRIKAANS.read_bytes(), filename=AFRIKAANS.name, treebank_name="af",
                            split="dev", user=user)
     session.commit()
     return result.treebank
+
+
+@pytest.fixture
+def afrikaans(session: Session, user: User) -> Treebank:
+    return import_afrikaans(session, user)
 
 
 def test_gold_search_counts_equal_a_direct_count_over_the_file(session: Session, afrikaans: Treebank) -> None:
