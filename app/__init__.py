@@ -140,6 +140,7 @@ def register_blueprints(app: Flask) -> None:
         openapi,
         plugins,
         rounds,
+        rules,
         search,
         sentences,
         team,
@@ -164,6 +165,7 @@ def register_blueprints(app: Flask) -> None:
     app.register_blueprint(compare.bp)
     app.register_blueprint(plugins.bp)
     app.register_blueprint(search.bp)
+    app.register_blueprint(rules.bp)
     app.register_blueprint(openapi.bp)
     errors.register(app)
     access.register(app)

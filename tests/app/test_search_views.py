@@ -32,6 +32,10 @@ def sign_in(app: Flask, name: str) -> FlaskClient:
 
 @pytest.fixture
 def world(app: Flask, make_user: Callable[..., int]) -> tuple[int, dict[str, FlaskClient]]:
+    return build_world(app, make_user)
+
+
+def build_world(app: Flask, make_user: Callable[..., int]) -> tuple[int, dict[str, FlaskClient]]:
     """AfriBooms dev imported by its owner ana; clients of ana, a viewer, a curator and a stranger.
 
     The database work runs in its own app context, closed before any request: a request made
