@@ -75,7 +75,8 @@ def test_search_draws_the_matched_nodes(enforced_ui: Any, live_app: Flask, treeb
         assert figure.locator("svg.tree .arc.grew-match-arc").count() >= 1
         unmatched = figure.locator("svg.tree .token:not(.grew-match)")
         assert unmatched.count() > 0 and "·" not in unmatched.first.locator(".upos").text_content()
-    assert ui.locator("#download").get_attribute("href").startswith(f"/treebanks/{treebank_id}/search.conllu?")
+    download = ui.locator("#download").get_attribute("href")
+    assert download.startswith(f"/treebanks/{treebank_id}/search.conllu?")
     screenshot(ui, "search-matches")
 
 
