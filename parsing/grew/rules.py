@@ -120,7 +120,7 @@ class _RuleReader(_Reader):
         if not any(item.kind == "pattern" for item in items):
             raise GrewSyntaxError(self.text, 0, "a 'pattern { ... }' item")
         rule = Rule(Request(tuple(items), self.text), tuple(commands), self.text)
-        _check_names(rule, self.text)
+        _check_names(rule, self.text, self.offsets)
         return rule
 
     def _opening(self) -> bool:
@@ -140,9 +140,11 @@ class _RuleReader(_Reader):
     def commands(self) -> list[Command]:
         self.expect("{", "'{' after 'commands'")
         found: list[Command] = []
+        self.offsets: list[int] = []
         while not self.take("}"):
             if self._at_end():
                 raise self.error("a command or '}'")
+            self.offsets.append(self.at)
             found.append(self.command())
             self.take(";")
         return found
@@ -186,18 +188,19 @@ _COMMANDS = "a command (del_edge, add_edge, del_feat, N.feature = value, e.label
 _VALUE = re.compile(r"[\w.:'@#$&+\-/]+")
 
 
-def _check_names(rule: Rule, text: str) -> None:
-    """Commands may name only pattern nodes and named edges; ``form`` stays."""
+def _check_names(rule: Rule, text: str, offsets: list[int]) -> None:
+    """Commands may name only pattern nodes and named edges; ``form`` stays. An error points at
+    the command (``offsets``: where each starts)."""
     nodes, edges = set(rule.request.nodes()), set(rule.request.edge_names())
-    for command in rule.commands:
+    for command, at in zip(rule.commands, offsets, strict=True):
         named_edge = command.edge if isinstance(command, (DelEdge, SetLabel)) else None
         if named_edge is not None and named_edge not in edges:
-            raise GrewSyntaxError(text, len(text), f"an edge named in the pattern, not {named_edge!r}")
+            raise GrewSyntaxError(text, at, f"an edge named in the pattern, not {named_edge!r}")
         for node in _command_nodes(command):
             if node not in nodes:
-                raise GrewSyntaxError(text, len(text), f"a node of the pattern, not {node!r}")
+                raise GrewSyntaxError(text, at, f"a node of the pattern, not {node!r}")
         if isinstance(command, (SetFeature, DelFeature)) and command.feature == "form":
-            raise GrewSyntaxError(text, len(text), "a feature other than form (words stay as written)")
+            raise GrewSyntaxError(text, at, "a feature other than form (words stay as written)")
 
 
 def _command_nodes(command: Command) -> tuple[str, ...]:

@@ -89,6 +89,12 @@ def test_malformed_rules_name_what_was_expected(text: str, expected: str) -> Non
     assert str(caught.value).startswith("line 1, column ")
 
 
+def test_a_command_naming_an_unknown_node_is_pointed_at() -> None:
+    with pytest.raises(GrewSyntaxError) as caught:
+        parse_rule("pattern { N [] }\ncommands {\n  N.a = b;\n  M.upos = NOUN\n}")
+    assert (caught.value.line, caught.value.column) == (4, 3)
+
+
 def test_parsed_commands() -> None:
     rule = parse_rule("rule fix { pattern { e: H -[obl]-> N } commands { e.label = obl:agent } }")
     assert rule.commands == (SetLabel("e", "obl:agent"),)
