@@ -20,6 +20,7 @@ from app.models import Sentence, Token, Treebank, TreeVersion
 from app.services import DbSession
 from app.services.exports import sentence_conllu
 from app.services.parsing_adapter import load_sentences
+from app.services.search_cache import cached
 from app.services.sources import (
     SourceError,
     check_split,
@@ -98,13 +99,17 @@ def search_treebank(
     """
     matcher = Matcher(request)
     check_source(session, treebank, source)
-    ids = split_sentence_ids(session, treebank, check_split(split))
-    trees = load_trees(session, treebank, ids, source).trees
-    usable = [sid for sid in ids if sid in trees]
-    graphs = graphs_of(session, usable, trees)
-    corpus = Corpus([graph for _, graph in graphs])
-    hits = [Hit(graphs[match.sentence][0], match.sent_id, match.nodes) for match in matcher.run(corpus)]
-    return SearchResult(source, split or None, hits, len(graphs))
+    split = check_split(split)
+
+    def build() -> tuple[list[int], Corpus]:
+        ids = split_sentence_ids(session, treebank, split)
+        trees = load_trees(session, treebank, ids, source).trees
+        graphs = graphs_of(session, [sid for sid in ids if sid in trees], trees)
+        return [sid for sid, _ in graphs], Corpus([graph for _, graph in graphs])
+
+    ids, corpus = cached(session, treebank, source, split, build)
+    hits = [Hit(ids[match.sentence], match.sent_id, match.nodes) for match in matcher.run(corpus)]
+    return SearchResult(source, split, hits, len(ids))
 
 
 def graphs_of(

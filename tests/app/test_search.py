@@ -165,3 +165,31 @@ def test_text_output_lists_hits_then_a_summary(runner: FlaskCliRunner, afrikaans
 def test_readme_mentions_the_command() -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     assert "treebank search NAME 'pattern { ... }' [--source S] [--split S] [--json]" in readme
+
+
+def test_a_second_search_reuses_the_trees_until_they_change(session: Session, afrikaans: Treebank, user: User,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    import app.services.search as search_module
+
+    builds: list[int] = []
+    real = search_module.graphs_of
+
+    def counting(*args: object, **kwargs: object) -> object:
+        builds.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(search_module, "graphs_of", counting)
+    first = search_treebank(session, afrikaans, "pattern { N [upos=NOUN] }", source="latest")
+    second = search_treebank(session, afrikaans, "pattern { N [upos=VERB] }", source="latest")
+    assert len(builds) == 1 and first.searched == second.searched
+    sentence = session.scalars(select(Sentence).order_by(Sentence.id)).first()
+    assert sentence is not None
+    gold = latest_versions(session, [sentence.id], "gold")[sentence.id]
+    add_version(session, sentence_id=sentence.id, source="annotation", heads=list(gold.heads),
+                deprels=list(gold.deprels), user=user)
+    session.commit()
+    search_treebank(session, afrikaans, "pattern { N [upos=VERB] }", source="latest")
+    assert len(builds) == 2
+    search_treebank(session, afrikaans, "pattern { N [upos=VERB] }", source="reviewed")
+    search_treebank(session, afrikaans, "pattern { N [upos=VERB] }", source="reviewed")
+    assert len(builds) == 4  # reviewed depends on review marks: never kept
