@@ -75,17 +75,19 @@ class Preview:
         return sum(change.applied for change in self.changes)
 
 
-def preview_rule(session: DbSession, treebank: Treebank, text: str, *, split: str | None = None) -> Preview:
+def preview_rule(session: DbSession, treebank: Treebank, text: str, *, split: str | None = None,
+                 seconds: float | None = None) -> Preview:
     """The changes ``text`` makes to the current trees of ``treebank`` (one split or all).
 
     :raise GrewSyntaxError: a malformed rule (line and column in the message).
+    :raise SearchTooLong: finding the matches took more than ``seconds``.
     """
     rule = parse_rule(text)
     ids = split_sentence_ids(session, treebank, check_split(split))
     trees = latest_versions(session, ids, "latest")
     graphs = graphs_of(session, [sid for sid in ids if sid in trees], trees, misc=False)
     preview = Preview(text, split or None)
-    for result in rewrite(rule, Corpus([graph for _, graph in graphs])):
+    for result in rewrite(rule, Corpus([graph for _, graph in graphs]), seconds=seconds):
         sid, graph = graphs[result.sentence]
         reasons = [reason for _, reason in result.refused]
         preview.refused.extend((sid, graph.sent_id, reason) for reason in reasons)
@@ -115,13 +117,13 @@ def _word_changes(graph: Graph, tree: Tree) -> list[WordChange]:
 
 
 def apply_rule(session: DbSession, treebank: Treebank, text: str, *, user: User, split: str | None = None,
-               expected: int | None = None) -> AuditEvent:
+               expected: int | None = None, seconds: float | None = None) -> AuditEvent:
     """Store the preview's trees as new annotation versions and one ``rule-apply`` event.
 
     ``expected``: the number of sentences the previewed rule changed; when the trees changed
     since, :class:`RuleError` (preview again). A tree saved meanwhile: StaleVersionError.
     """
-    preview = preview_rule(session, treebank, text, split=split)
+    preview = preview_rule(session, treebank, text, split=split, seconds=seconds)
     if expected is not None and expected != len(preview.changes):
         raise RuleError(f"the rule now changes {len(preview.changes)} sentences, not {expected}: "
                         "preview it again")

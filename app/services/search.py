@@ -56,6 +56,7 @@ class SearchResult:
     split: str | None
     hits: list[Hit]
     searched: int
+    truncated: bool = False
 
     @property
     def matches(self) -> int:
@@ -91,11 +92,14 @@ def check_source(session: DbSession, treebank: Treebank, source: str) -> str:
 
 def search_treebank(
     session: DbSession, treebank: Treebank, request: str, *, source: str = "gold", split: str | None = None,
+    limit: int | None = None, seconds: float | None = None,
 ) -> SearchResult:
-    """Every match of ``request`` in the ``source`` trees of ``treebank`` (one split or all).
+    """Every match of ``request`` in the ``source`` trees of ``treebank`` (one split or all); at
+    most ``limit`` (then :attr:`SearchResult.truncated`).
 
     :raise GrewSyntaxError: a malformed request (a ValueError naming line and column).
     :raise SourceError: an unknown source or split.
+    :raise SearchTooLong: matching took more than ``seconds``.
     """
     matcher = Matcher(request)
     check_source(session, treebank, source)
@@ -108,8 +112,9 @@ def search_treebank(
         return [sid for sid, _ in graphs], Corpus([graph for _, graph in graphs])
 
     ids, corpus = cached(session, treebank, source, split, build)
-    hits = [Hit(ids[match.sentence], match.sent_id, match.nodes) for match in matcher.run(corpus)]
-    return SearchResult(source, split, hits, len(ids))
+    found = matcher.run(corpus, limit=None if limit is None else limit + 1, seconds=seconds)
+    hits = [Hit(ids[match.sentence], match.sent_id, match.nodes) for match in found[:limit]]
+    return SearchResult(source, split, hits, len(ids), truncated=limit is not None and len(found) > limit)
 
 
 def graphs_of(

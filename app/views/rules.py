@@ -13,10 +13,12 @@ from app.search_models import QUERY_PATTERN_LENGTH
 from app.services.rules import Preview, RuleError, apply_rule, preview_rule, revert_rule, rule_events
 from app.services.trees import StaleVersionError
 from app.views.access import requires
-from parsing.grew import GrewSyntaxError
+from parsing.grew import GrewSyntaxError, SearchTooLong
 
 bp = Blueprint("rules", __name__, url_prefix="/treebanks")
 
+SECONDS = 20.0
+"""Time a rule may spend finding its matches before the page stops it with an error."""
 SHOWN_SENTENCES = 200
 """Changed sentences listed in a preview (the counts cover them all)."""
 
@@ -42,9 +44,11 @@ def page(treebank_id: int) -> tuple[str, int]:
         error = f"Rule: at most {QUERY_PATTERN_LENGTH} characters."
     elif text:
         try:
-            preview = preview_rule(db.session, treebank, text, split=split)
+            preview = preview_rule(db.session, treebank, text, split=split, seconds=SECONDS)
         except GrewSyntaxError as problem:
             error = f"Rule: {problem}."
+        except SearchTooLong as problem:
+            error = f"Stopped: {problem}."
     return render_template("rules/page.html", treebank=treebank, text=text, split=split, splits=SPLITS,
                            preview=preview, error=error, shown=SHOWN_SENTENCES, example=EXAMPLE,
                            events=rule_events(db.session, treebank)), 400 if error else 200
@@ -58,8 +62,9 @@ def apply(treebank_id: int) -> BaseResponse:
     text, split = request.form.get("rule", "").strip(), _split(request.form.get("split"))
     expected = request.form.get("expected", type=int)
     try:
-        event = apply_rule(db.session, treebank, text, user=current_user, split=split, expected=expected)
-    except (RuleError, GrewSyntaxError, StaleVersionError) as problem:
+        event = apply_rule(db.session, treebank, text, user=current_user, split=split, expected=expected,
+                           seconds=SECONDS)
+    except (RuleError, GrewSyntaxError, StaleVersionError, SearchTooLong) as problem:
         db.session.rollback()
         flash(f"Not applied: {problem}", "error")
         return redirect(url_for("rules.page", treebank_id=treebank.id, rule=text or None, split=split))

@@ -28,12 +28,16 @@ from app.services.search import (
 )
 from app.services.sources import SourceError
 from app.views.access import requires
-from parsing.grew import GrewSyntaxError
+from parsing.grew import GrewSyntaxError, SearchTooLong
 
 bp = Blueprint("search", __name__, url_prefix="/treebanks")
 
 PER_PAGE = 10
 """Matching sentences drawn per page."""
+MAX_MATCHES = 100_000
+"""Matches a page search collects at most (the page says when it stopped there)."""
+SECONDS = 20.0
+"""Time a page search may spend matching before it stops with an error."""
 
 EXAMPLE = "pattern {\n  H -[obl]-> N;\n  N [upos=NOUN]\n}\nwithout { N -[case]-> C }"
 
@@ -61,10 +65,13 @@ def _run(treebank: Treebank, query: Query) -> tuple[SearchResult | None, str | N
     if len(query.pattern) > QUERY_PATTERN_LENGTH:
         return None, f"Pattern: at most {QUERY_PATTERN_LENGTH} characters."
     try:
-        found = search_treebank(db.session, treebank, query.pattern, source=query.source, split=query.split)
+        found = search_treebank(db.session, treebank, query.pattern, source=query.source, split=query.split,
+                                limit=MAX_MATCHES, seconds=SECONDS)
         return found, None
     except GrewSyntaxError as error:
         return None, f"Pattern: {error}."
+    except SearchTooLong as error:
+        return None, f"Stopped: {error}."
     except SourceError as error:
         return None, f"Source: {error}."
 

@@ -12,9 +12,9 @@ immediately before, ``N << M`` before) and feature constraints (``N.lemma = M.le
 """
 
 from parsing.grew.graphs import Corpus, Graph, graph_of, parse_pairs
-from parsing.grew.matcher import Match, Matcher, search
+from parsing.grew.matcher import Match, Matcher, SearchTooLong, search
 from parsing.grew.request import Request
 from parsing.grew.syntax import GrewSyntaxError, parse_request
 
-__all__ = ["Corpus", "Graph", "GrewSyntaxError", "Match", "Matcher", "Request", "graph_of", "parse_pairs",
-           "parse_request", "search"]
+__all__ = ["Corpus", "Graph", "GrewSyntaxError", "Match", "Matcher", "Request", "SearchTooLong", "graph_of",
+           "parse_pairs", "parse_request", "search"]

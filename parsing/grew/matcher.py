@@ -10,6 +10,7 @@ checked as soon as its nodes are bound.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -209,11 +210,9 @@ class Matcher:
                 keep = found if keep is None else keep & found
         return list(range(len(corpus))) if keep is None else sorted(keep)
 
-    def matches_in(self, corpus: Corpus, index: int) -> Iterator[Binding]:
-        """Every match in graph ``index``."""
-        for binding in self._plan.extend(corpus, index, {}):
-            if all(self._passes(kind, plan, corpus, index, binding) for kind, plan in self._filters):
-                yield {name: binding[name] for name in self.nodes}
+    def matches_in(self, corpus: Corpus, index: int, deadline: float | None = None) -> Iterator[Binding]:
+        """Every match in graph ``index``; :class:`SearchTooLong` past ``deadline`` (``time.monotonic()``)."""
+        return self._timed(corpus, index, deadline, None)
 
     def holds_at(self, corpus: Corpus, index: int, binding: Binding) -> bool:
         """True if ``binding`` (every pattern node bound) is a match in graph ``index``."""
@@ -227,13 +226,35 @@ class Matcher:
         extended = next(plan.extend(corpus, index, binding), None) is not None
         return extended if kind == "with" else not extended
 
-    def run(self, corpus: Corpus) -> list[Match]:
-        """Every match in the corpus, by graph then in search order."""
+    def run(self, corpus: Corpus, *, limit: int | None = None, seconds: float | None = None) -> list[Match]:
+        """Every match in the corpus, by graph then in search order; at most ``limit`` of them.
+
+        :raise SearchTooLong: still searching after ``seconds`` (checked at every candidate
+            binding, so one huge sentence cannot hold it either).
+        """
+        deadline = None if seconds is None else time.monotonic() + seconds
         found: list[Match] = []
         for index in self.sentences(corpus):
             sent_id = corpus.graphs[index].sent_id
-            found.extend(Match(index, sent_id, binding) for binding in self.matches_in(corpus, index))
+            for binding in self._timed(corpus, index, deadline, seconds):
+                found.append(Match(index, sent_id, binding))
+                if limit is not None and len(found) >= limit:
+                    return found
         return found
+
+    def _timed(self, corpus: Corpus, index: int, deadline: float | None,
+               seconds: float | None) -> Iterator[Binding]:
+        for binding in self._plan.extend(corpus, index, {}):
+            if deadline is not None and time.monotonic() > deadline:
+                took = f"more than {seconds:g} s" if seconds is not None else "too long"
+                raise SearchTooLong(f"the search took {took}: make the pattern more specific "
+                                    "(node features, edge labels)")
+            if all(self._passes(kind, plan, corpus, index, binding) for kind, plan in self._filters):
+                yield {name: binding[name] for name in self.nodes}
+
+
+class SearchTooLong(ValueError):
+    """A search stopped at its time limit."""
 
 
 def _edge_targets(clauses: Sequence[Clause]) -> tuple[Clause, ...]:

@@ -19,6 +19,7 @@ tree (:class:`SentenceRewrite` lists both). ``form`` cannot be changed.
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass, field
 
 from parsing.grew.graphs import Corpus, Graph
@@ -313,13 +314,17 @@ class SentenceRewrite:
         return bool(self.applied)
 
 
-def rewrite(rule: Rule, corpus: Corpus) -> list[SentenceRewrite]:
-    """Apply ``rule`` to every graph of ``corpus`` with a match (the corpus is not changed)."""
+def rewrite(rule: Rule, corpus: Corpus, *, seconds: float | None = None) -> list[SentenceRewrite]:
+    """Apply ``rule`` to every graph of ``corpus`` with a match (the corpus is not changed).
+
+    :raise SearchTooLong: finding the matches took more than ``seconds``.
+    """
     matcher = Matcher(rule.request)
+    deadline = None if seconds is None else time.monotonic() + seconds
     results: list[SentenceRewrite] = []
     for index in matcher.sentences(corpus):
         graph = corpus.graphs[index]
-        bindings = list(matcher.matches_in(corpus, index))
+        bindings = list(matcher.matches_in(corpus, index, deadline))
         if not bindings:
             continue
         result = SentenceRewrite(index, graph.sent_id, Tree.of(graph))

@@ -157,3 +157,19 @@ def test_the_treebank_page_links_to_search(world: tuple[int, dict[str, FlaskClie
     treebank_id, clients = world
     html = clients["viewer"].get(f"/treebanks/{treebank_id}/sentences").get_data(as_text=True)
     assert f'href="/treebanks/{treebank_id}/search"' in html
+
+
+def test_a_page_search_stops_at_its_match_limit_and_its_time(world: tuple[int, dict[str, FlaskClient]],
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    import app.views.search as search_view
+
+    treebank_id, clients = world
+    url = f"/treebanks/{treebank_id}/search"
+    monkeypatch.setattr(search_view, "MAX_MATCHES", 5)
+    page = clients["viewer"].get(url, query_string={"pattern": "pattern { N [upos=NOUN] }"})
+    html = page.get_data(as_text=True)
+    assert "5 matches in" in " ".join(html.split()) and 'id="truncated"' in html
+    monkeypatch.setattr(search_view, "SECONDS", 0.0)
+    stopped = clients["viewer"].get(url, query_string={"pattern": "pattern { A []; B []; C [] }"})
+    assert stopped.status_code == 400
+    assert "Stopped: the search took more than 0 s" in stopped.get_data(as_text=True)

@@ -15,7 +15,7 @@ import pytest
 
 from parsing.cli import main
 from parsing.conllu_io import DEPREL, FEATS, FORM, HEAD, LEMMA, MISC, UPOS, read_conllu, to_sentence
-from parsing.grew import Corpus, GrewSyntaxError, Matcher, graph_of, parse_request, search
+from parsing.grew import Corpus, GrewSyntaxError, Matcher, SearchTooLong, graph_of, parse_request, search
 from parsing.grew.request import EdgeClause, NodeClause, OrderClause
 from parsing.types import Sentence
 
@@ -247,3 +247,12 @@ def test_cli_prints_the_json_contract(ewt: Path, capsys: pytest.CaptureFixture[s
 def test_cli_reports_a_bad_pattern_with_its_position(ewt: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["search", "--input", str(ewt), "--pattern", "pattern { N [upos=NOUN", "--json"]) == 2
     assert "line 1, column 23: expected" in capsys.readouterr().err
+
+
+def test_a_search_stops_at_its_limit_or_its_time(ewt: Path) -> None:
+    corpus = Corpus([graph_of(to_sentence(raw)) for raw in read_conllu(ewt)])
+    matcher = Matcher("pattern { N [upos=NOUN] }")
+    everything = matcher.run(corpus)
+    assert matcher.run(corpus, limit=10) == everything[:10]
+    with pytest.raises(SearchTooLong, match="took more than 0.05 s"):
+        Matcher("pattern { A []; B []; C []; D [] }").run(corpus, seconds=0.05)
