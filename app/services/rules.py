@@ -17,7 +17,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from app.models import Treebank, TreeVersion, User
+from app.models import Sentence, Treebank, TreeVersion, User
 from app.services import DbSession
 from app.services.audit import record
 from app.services.search import graphs_of
@@ -59,6 +59,7 @@ class SentenceChange:
     applied: int
     refused: list[str]
     result: Tree
+    text: str | None = None
 
 
 @dataclass
@@ -95,6 +96,11 @@ def preview_rule(session: DbSession, treebank: Treebank, text: str, *, split: st
             words = _word_changes(graph, result.tree)
             preview.changes.append(SentenceChange(sid, graph.sent_id, trees[sid], words, len(result.applied),
                                                   reasons, result.tree))
+    changed = [change.sentence_id for change in preview.changes]
+    texts = {sid: text for sid, text in session.execute(
+        select(Sentence.id, Sentence.text).where(Sentence.id.in_(changed)))} if changed else {}
+    for change in preview.changes:
+        change.text = texts.get(change.sentence_id)
     return preview
 
 

@@ -38,6 +38,7 @@ def test_preview_lists_every_change_and_apply_stores_exactly_it(
     assert preview.matches == amods.matches > 0
     assert [c.sentence_id for c in preview.changes] == amods.sentence_ids
     first = preview.changes[0]
+    assert first.text == session.get(Sentence, first.sentence_id).text and first.text  # type: ignore[union-attr]
     word = first.words[0]
     assert word.after["deprel"] == "amod:test" and word.before["deprel"] == "amod"
     assert word.after["lemma"] == "x" and "Checked=Yes" in word.after["feats"]
