@@ -115,7 +115,7 @@ def normalise_database_url(url: str) -> str:
 
 def register_extensions(app: Flask) -> None:
     """Bind the extensions of :mod:`app.extensions` to ``app``."""
-    from app import job_models, parser_models, team_models  # noqa: F401  (register their tables)
+    from app import job_models, parser_models, search_models, team_models  # noqa: F401  (register their tables)
     from app.extensions import csrf, db, login_manager, migrate
 
     db.init_app(app)
@@ -142,6 +142,8 @@ def register_blueprints(app: Flask) -> None:
         openapi,
         plugins,
         rounds,
+        rules,
+        search,
         sentences,
         settings,
         stats,
@@ -168,6 +170,8 @@ def register_blueprints(app: Flask) -> None:
     app.register_blueprint(health.bp)
     app.register_blueprint(compare.bp)
     app.register_blueprint(plugins.bp)
+    app.register_blueprint(search.bp)
+    app.register_blueprint(rules.bp)
     app.register_blueprint(openapi.bp)
     errors.register(app)
     access.register(app)
@@ -181,12 +185,13 @@ def register_commands(app: Flask) -> None:
     from app.cli import demo_cli, treebank_cli, user_cli
     from app.cli_compare import add_parse_command, plugin_command, scoreboard_command
     from app.cli_models import models_cli
+    from app.cli_search import search_command
     from app.jobs.logs import configure_job_logging
     from app.jobs.worker import worker_command
 
     configure_job_logging()
     app.cli.add_command(worker_command)
-    for command in (add_parse_command, scoreboard_command, plugin_command):
+    for command in (add_parse_command, scoreboard_command, plugin_command, search_command):
         treebank_cli.add_command(command)
     app.cli.add_command(treebank_cli)
     app.cli.add_command(user_cli)

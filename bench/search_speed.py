@@ -1,0 +1,116 @@
+"""How long Grew-pattern search takes over about 100,000 words of ../shared/ud (issue #32: ≤ 1 s
+for a simple pattern).
+
+    PYTHONPATH=. .venv/bin/python bench/search_speed.py [--words 100000] [--repeat 3] [--app]
+
+Reads the shared UD files (never copied into the repo) until ``--words`` words are loaded, builds
+the corpus once (timed apart: the app keeps no corpus between requests, so both numbers count),
+then times each pattern: the first run (which builds the index entries it needs) and the best of
+``--repeat`` later runs. ``--app`` also imports the same files into a temporary SQLite database
+and times the app's whole search (``app.services.search.search_treebank``: reading the trees of
+a source from the database, then matching), as the search page and ``flask treebank search`` do:
+the first pattern of each source reads the trees, the next ones find them kept
+(``app/services/search_cache.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from parsing.conllu_io import MISC, read_conllu, to_sentence
+from parsing.grew import Corpus, Graph, Matcher, graph_of
+
+UD = Path(__file__).resolve().parents[1].parent / "shared" / "ud"
+PATTERNS = {
+    "one node": "pattern { N [upos=NOUN] }",
+    "edge": "pattern { H -[obl]-> N; N [upos=NOUN] }",
+    "edge + without": "pattern { H [upos=VERB]; H -[obl]-> N } without { N -[case]-> C }",
+    "regex + order": 'pattern { N [form=re".*ing"]; M [upos=NOUN]; N < M }',
+    "negated label, 3 nodes": "pattern { H -[^punct]-> A; H -[nsubj]-> S; A << S }",
+    "no index (any edge)": "pattern { H -> D; D << H }",
+}
+
+
+def load(words: int) -> list[Graph]:
+    """Graphs from the shared UD files, in sorted path order, until ``words`` words."""
+    graphs: list[Graph] = []
+    total = 0
+    for path in sorted(UD.glob("*/*.conllu")):
+        for raw in read_conllu(path, check_trees=False):
+            graphs.append(graph_of(to_sentence(raw), [w[MISC] for w in raw.words]))
+            total += len(graphs[-1])
+            if total >= words:
+                return graphs
+    return graphs
+
+
+def main() -> None:
+    options = argparse.ArgumentParser(description=__doc__)
+    options.add_argument("--words", type=int, default=100_000)
+    options.add_argument("--repeat", type=int, default=3)
+    options.add_argument("--app", action="store_true", help="also time the app's search over SQLite")
+    args = options.parse_args()
+    start = time.perf_counter()
+    corpus = Corpus(load(args.words))
+    print(f"loaded {len(corpus)} sentences, {corpus.words} words in {time.perf_counter() - start:.2f} s")
+    for name, pattern in PATTERNS.items():
+        matcher = Matcher(pattern)
+        start = time.perf_counter()
+        count = len(matcher.run(corpus))
+        first = time.perf_counter() - start
+        best = min(_timed(matcher, corpus) for _ in range(args.repeat))
+        print(f"{name:24s} {count:7d} matches  first {first:.3f} s  best {best:.3f} s   {pattern}")
+    if args.app:
+        app_search(args.words)
+
+
+def app_search(words: int) -> None:
+    """Import the files :func:`load` reads (whole files, so a little over ``words``) and time the
+    app's search of the first patterns over ``gold`` and ``latest``."""
+    import tempfile
+
+    from flask_migrate import upgrade
+
+    from app import create_app
+    from app.extensions import db
+    from app.models import User
+    from app.services.imports import import_conllu
+    from app.services.search import search_treebank
+    from app.services.search_cache import clear
+
+    folder = tempfile.mkdtemp()
+    app = create_app({"TESTING": True, "SECRET_KEY": "bench-search-speed",
+                      "SQLALCHEMY_DATABASE_URI": f"sqlite:///{folder}/bench.sqlite"})
+    with app.app_context():
+        upgrade()
+        user = User(username="bench", password_hash="-")
+        db.session.add(user)
+        total, treebank = 0, None
+        for path in sorted(UD.glob("*/*.conllu")):
+            result = import_conllu(db.session, data=path.read_bytes(), filename=path.name,
+                                   treebank_name="bench", split="test", user=user)
+            total, treebank = total + result.words, result.treebank
+            if total >= words:
+                break
+        db.session.commit()
+        assert treebank is not None
+        print(f"app: {total} words in SQLite")
+        for source in ("gold", "latest"):
+            clear()
+            for name in ("one node", "edge", "edge + without"):
+                start = time.perf_counter()
+                found = search_treebank(db.session, treebank, PATTERNS[name], source=source)
+                took = time.perf_counter() - start
+                print(f"app {source:6s} {name:24s} {found.matches:7d} matches  {took:.3f} s")
+
+
+def _timed(matcher: Matcher, corpus: Corpus) -> float:
+    start = time.perf_counter()
+    matcher.run(corpus)
+    return time.perf_counter() - start
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,119 @@
+"""Trees as the matcher sees them, and a corpus of them with a lazy inverted index.
+
+A :class:`Graph` is one sentence: per word (ids ``1..n`` as in CoNLL-U; position 0 is ROOT) its
+features (``form``, ``lemma``, ``upos``, ``xpos``, every FEATS pair, and every MISC pair when
+given), its head and its deprel. A :class:`Corpus` indexes, per feature name, which words of
+which sentences carry each value, built the first time a pattern asks for that feature.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from parsing.types import Sentence
+
+DEPREL = "__deprel__"
+"""The index key of the incoming edges' labels."""
+
+
+def parse_pairs(text: str) -> dict[str, str]:
+    """``"Case=Nom|Number=Sing"`` → ``{"Case": "Nom", "Number": "Sing"}``; ``"_"`` → ``{}``.
+
+    A MISC entry without ``=`` (``SpaceAfter`` alone is not one, but some files have such) is
+    kept with the value ``""``.
+    """
+    if text in ("_", ""):
+        return {}
+    pairs: dict[str, str] = {}
+    for entry in text.split("|"):
+        name, _, value = entry.partition("=")
+        if name:
+            pairs[name] = value
+    return pairs
+
+
+@dataclass(slots=True)
+class Graph:
+    """One tree. ``features[0]`` (ROOT) is empty; ``heads[w]`` is -1 when unknown."""
+
+    features: list[dict[str, str]]
+    heads: list[int]
+    deprels: list[str]
+    sent_id: str | None = None
+    children: list[list[int]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.children:
+            self.children = [[] for _ in self.heads]
+            for word in range(1, len(self.heads)):
+                head = self.heads[word]
+                if 0 <= head < len(self.heads):
+                    self.children[head].append(word)
+
+    def __len__(self) -> int:
+        """Number of words (ROOT excluded)."""
+        return len(self.heads) - 1
+
+
+def graph_of(sentence: Sentence, misc: Sequence[str] | None = None) -> Graph:
+    """The :class:`Graph` of a :class:`~parsing.types.Sentence`; ``misc``: one MISC string per
+    word (``n`` entries, ROOT excluded), when known."""
+    features: list[dict[str, str]] = [{}]
+    for word in range(1, len(sentence.forms)):
+        node = {
+            "form": sentence.forms[word],
+            "lemma": sentence.lemmas[word],
+            "upos": sentence.upos[word],
+            "xpos": sentence.xpos[word],
+        }
+        if misc is not None:
+            node.update(parse_pairs(misc[word - 1]))
+        node.update(parse_pairs(sentence.feats[word]))
+        features.append(node)
+    return Graph(features, [int(h) for h in sentence.heads], list(sentence.deprels), sentence.sent_id)
+
+
+class Corpus:
+    """Graphs with an inverted index: ``postings(name)[value][sentence] = [word, ...]``."""
+
+    def __init__(self, graphs: Sequence[Graph]) -> None:
+        self.graphs = list(graphs)
+        self._postings: dict[str, dict[str, dict[int, list[int]]]] = {}
+
+    def __len__(self) -> int:
+        return len(self.graphs)
+
+    @property
+    def words(self) -> int:
+        """Number of words in all graphs."""
+        return sum(len(graph) for graph in self.graphs)
+
+    def postings(self, name: str) -> dict[str, dict[int, list[int]]]:
+        """Value → sentence index → words with that value of feature ``name`` (or of the incoming
+        label, for :data:`DEPREL`); built on first use."""
+        if name not in self._postings:
+            table: dict[str, dict[int, list[int]]] = {}
+            for index, graph in enumerate(self.graphs):
+                for word in range(1, len(graph.heads)):
+                    value = graph.deprels[word] if name == DEPREL else graph.features[word].get(name)
+                    if value is not None:
+                        table.setdefault(value, {}).setdefault(index, []).append(word)
+            self._postings[name] = table
+        return self._postings[name]
+
+    def words_with(self, name: str, values: Sequence[str], sentence: int) -> list[int]:
+        """Words of graph ``sentence`` whose ``name`` is one of ``values``, in order."""
+        table = self.postings(name)
+        found: list[int] = []
+        for value in values:
+            found.extend(table.get(value, {}).get(sentence, ()))
+        return sorted(found) if len(values) > 1 else found
+
+    def sentences_with(self, name: str, values: Sequence[str]) -> set[int]:
+        """Indexes of the graphs where some word has one of ``values`` for ``name``."""
+        table = self.postings(name)
+        found: set[int] = set()
+        for value in values:
+            found.update(table.get(value, {}))
+        return found
