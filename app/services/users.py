@@ -12,7 +12,7 @@ import secrets
 from datetime import UTC, datetime, timedelta
 from functools import cache
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from app.models import User
@@ -130,9 +130,19 @@ def find_token(session: DbSession, token: str) -> AccountToken:
 def redeem_token(session: DbSession, token: str, password: str, username: str | None = None) -> User:
     """Use a link once: an invitation creates ``username``; a reset sets the password.
 
+    The link is claimed first by one conditional UPDATE (``used_at`` still empty): of several
+    requests using it at the same moment exactly one goes on, the others get :data:`BAD_LINK`
+    (issue #31); a refusal after the claim rolls it back with everything else.
+
     :raise ValueError: a bad link (:data:`BAD_LINK`), a taken or empty name, a short password.
     """
     link = find_token(session, token)
+    claimed = session.execute(
+        update(AccountToken).where(AccountToken.id == link.id, AccountToken.used_at.is_(None))
+        .values(used_at=datetime.now(UTC)).execution_options(synchronize_session=False))
+    if claimed.rowcount != 1:  # type: ignore[attr-defined]
+        raise ValueError(BAD_LINK)
+    session.refresh(link)
     if link.kind == "invite":
         user = create_user(session, username or "", password)
         link.user_id = user.id
@@ -145,7 +155,6 @@ def redeem_token(session: DbSession, token: str, password: str, username: str | 
         found.set_password(password)
         user = found
         record(session, "password-change", user=user, subject=user, by_link=True)
-    link.used_at = datetime.now(UTC)
     session.flush()
     return user
 
