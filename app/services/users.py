@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from functools import cache
 
 from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from app.models import User
@@ -45,8 +46,11 @@ def create_user(session: DbSession, username: str, password: str, *, admin: bool
         raise UserExistsError(f"user {username!r} already exists")
     user = User(username=username, is_admin=admin)
     user.set_password(password)
-    session.add(user)
-    session.flush()
+    try:
+        with session.begin_nested():  # the same name added by another request meanwhile (#31)
+            session.add(user)
+    except IntegrityError:
+        raise UserExistsError(f"user {username!r} already exists") from None
     return user
 
 

@@ -121,3 +121,19 @@ def test_two_owners_removing_each_other_leave_one(app: Flask, session: Session, 
         owners = session.scalars(select(Membership.user_id).where(
             Membership.treebank_id == team.treebank_id, Membership.role == "owner")).all()
         assert len(owners) == 1, (codes, owners)
+
+
+def test_two_invitations_taking_one_name_make_one_account(app: Flask, session: Session, team: Team) -> None:
+    admin = session.get(User, team.users["admin"])
+    tokens = [issue_token(session, "invite", by=admin) for _ in range(4)]
+    session.commit()
+    clients = _clients(app, None, 4)
+    answers = race(4, lambda i: clients[i].post(f"/auth/link/{tokens[i]}", data={
+        "username": "twin", "password": "a good password", "confirm": "a good password"}))
+    codes = Counter(answer.status_code for answer in answers)
+    assert codes == Counter({302: 1, 422: 3}), codes
+    assert all("already exists" in a.get_data(as_text=True) for a in answers if a.status_code == 422)
+    session.expire_all()
+    assert session.scalar(select(func.count()).select_from(User).where(User.username == "twin")) == 1
+    assert session.scalar(select(func.count()).select_from(AccountToken).where(
+        AccountToken.used_at.is_not(None))) == 1  # the refused links stay usable
