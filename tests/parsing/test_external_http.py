@@ -152,3 +152,15 @@ def test_address_refusal_kinds(address: str, kind: str) -> None:
     refusal = address_refusal("h", ipaddress.ip_address(address), [])
     assert refusal is not None and refusal.endswith(f"a {kind} address")
     assert address_refusal("h", ipaddress.ip_address("8.8.8.8"), []) is None
+
+
+def test_https_is_bounded_too(http: Servers) -> None:
+    # a server that accepts the connection and never completes the TLS handshake
+    silent = http.start_tcp(lambda connection: time.sleep(5)).replace("http://", "https://")
+    started = time.monotonic()
+    with pytest.raises(PluginUnreachable, match="did not answer within 1 s"):
+        run_http_parser(silent, SENTENCES, timeout=1, name="web")
+    assert time.monotonic() - started < 2
+    plain = http.start(chain).replace("http://", "https://")  # HTTP where TLS was expected
+    with pytest.raises(PluginUnreachable, match="could not be reached"):
+        run_http_parser(plain, SENTENCES, timeout=5, name="web")
