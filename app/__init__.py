@@ -78,6 +78,7 @@ def _configure(app: Flask, test_config: Mapping[str, Any] | None) -> None:
         JOB_QUEUE="sqlite",
         JOB_HEARTBEAT_SECONDS=10,
         JOB_STALE_SECONDS=45,
+        PLUGIN_ALLOWED_HOSTS=(),
         PREANNOTATE_PROCESSES=1,
         MEMBER_PARAMS={},
         ENSEMBLE_PARAMS={},

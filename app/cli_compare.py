@@ -17,7 +17,7 @@ from flask import current_app
 from app.cli import _acting_user, _treebank_for
 from app.extensions import db
 from app.models import SPLITS
-from app.services.external import UploadError, add_parse, set_plugin
+from app.services.external import UploadError, add_parse, allowed_hosts, set_plugin
 from app.services.scoreboard import SUMMARY_HEADER, scoreboard, summary_rows
 from app.services.sources import REFERENCES, SourceError
 from app.wording import counted
@@ -110,7 +110,8 @@ def plugin_command(
     try:
         user = _acting_user(username)
         set_plugin(db.session, _treebank_for(name, user, "manage"), label=label, url=url,
-                   command=None if remove else command, timeout=timeout, user=user)
+                   command=None if remove else command, timeout=timeout, user=user,
+                   allowed=allowed_hosts(current_app.config))
     except UploadError as error:
         raise click.ClickException(str(error)) from None
     db.session.commit()

@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from flask import Flask, Response
+from flask import Flask, Response, request
+from flask_login import current_user
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 MIN_SECRET_KEY_LENGTH = 16
@@ -82,9 +83,13 @@ def require_secret_key(app: Flask) -> None:
 
 
 def add_security_headers(response: Response) -> Response:
-    """``after_request`` hook: :data:`SECURITY_HEADERS` on every response (kept if a view set one)."""
+    """``after_request`` hook: :data:`SECURITY_HEADERS` on every response (kept if a view set one),
+    and ``Cache-Control: no-store`` on every answer to a signed-in user but static files, so no
+    shared or back-button cache keeps a member's pages (issue #31)."""
     for name, value in SECURITY_HEADERS.items():
         response.headers.setdefault(name, value)
+    if request.endpoint != "static" and current_user and current_user.is_authenticated:
+        response.headers["Cache-Control"] = "no-store"
     return response
 
 

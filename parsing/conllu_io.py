@@ -123,6 +123,9 @@ def parse_conllu(
     for number, line in enumerate(lines, start=1):
         if line.endswith("\r"):
             line = line[:-1]
+        if "\x00" in line:
+            raise ConlluError(number, "holds a NUL character (U+0000), which no text may contain",
+                              source=source)
         if not line.strip():
             if line:
                 raise ConlluError(number, "a blank line must be empty (found spaces)", source=source)
@@ -155,11 +158,18 @@ def _split_row(line: str, number: int, source: str) -> list[str]:
             raise ConlluError(number, f"column {name.upper()} is empty (use _)", source=source)
         if name not in ("form", "lemma", "misc") and value != value.strip():
             raise ConlluError(number, f"column {name.upper()} has leading or trailing spaces", source=source)
+        if name in NO_SPACE_COLUMNS and any(character.isspace() for character in value):
+            raise ConlluError(number, f"column {name.upper()} {value!r} has a space", source=source)
     return row
+
+
+NO_SPACE_COLUMNS = ("id", "upos", "feats", "head", "deprel", "deps")
+"""Columns whose values never hold a space (UD allows them in FORM, LEMMA, XPOS and MISC)."""
 
 
 def _check_sentence(sentence: ConlluSentence, source: str, check_trees: bool) -> None:
     first_row = sentence.first_line + len(sentence.comments)
+    ranges: list[tuple[int, str, int]] = []
     expected = 1
     for offset, row in enumerate(sentence.rows):
         number = first_row + offset
@@ -175,11 +185,16 @@ def _check_sentence(sentence: ConlluSentence, source: str, check_trees: bool) ->
             start, end = int(match[1]), int(match[2])
             if start != expected or end <= start:
                 raise ConlluError(number, f"bad multiword range {token_id}", source=source)
+            ranges.append((number, token_id, end))
         elif not _EMPTY_ID.fullmatch(token_id):
             raise ConlluError(number, f"ID {token_id!r} is not a word, range or empty-node ID", source=source)
     n_words = expected - 1
     if n_words == 0:
         raise ConlluError(first_row, "sentence has no words (only ranges or empty nodes)", source=source)
+    for number, token_id, end in ranges:
+        if end > n_words:
+            raise ConlluError(number, f"multiword range {token_id} goes past the sentence's last word "
+                                      f"({n_words})", source=source)
     heads = _check_heads(sentence, first_row, n_words, source)
     if check_trees and heads is not None:
         _check_tree(heads, sentence, first_row, source)
@@ -199,7 +214,7 @@ def _check_heads(
             unknown += 1
             heads.append(NO_HEAD)
             continue
-        if not row[HEAD].isdigit():
+        if not (row[HEAD].isascii() and row[HEAD].isdigit()):  # "０" is a digit, not an ASCII one
             raise ConlluError(number, f"HEAD {row[HEAD]!r} is not an integer", source=source)
         head = int(row[HEAD])
         if head > n_words:
@@ -220,6 +235,10 @@ def _check_heads(
 
 
 def _check_tree(heads: list[int], sentence: ConlluSentence, first_row: int, source: str) -> None:
+    roots = [word for word, head in enumerate(heads) if head == 0]
+    if len(roots) > 1:
+        raise ConlluError(_word_line(sentence, first_row, roots[1]),
+                          f"a second root: words {roots[0]} and {roots[1]} both have HEAD 0", source=source)
     cycle = find_cycle(heads)
     if cycle:
         word_line = _word_line(sentence, first_row, cycle[0])

@@ -12,17 +12,16 @@ with ``heads[0] == -1``.
 
 from __future__ import annotations
 
+import re
 import shlex
 import subprocess
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 import numpy as np
 
 from parsing.conllu_io import DEPREL, FORM, HEAD, ID, ConlluError, ConlluSentence, format_conllu, parse_conllu
+from parsing.http_post import PostError, post
 from parsing.types import NO_HEAD, Parse
 
 
@@ -30,11 +29,23 @@ class ExternalParserError(RuntimeError):
     """The external parser failed, timed out, or returned other tokens; the message says which."""
 
 
+class PluginUnreachable(ExternalParserError):
+    """An HTTP parser gave no usable answer: unknown host, an address it may not reach, refused,
+    late, not HTTP or an HTTP error status (the message says which; :data:`UNREACHABLE` is the
+    one sentence to show those who should not learn which ports of a host are open)."""
+
+
+UNREACHABLE = "the plugin is unreachable (no usable HTTP answer in time)"
+
+
 MAX_REPLY_BYTES = 64 * 2**20
 """The largest reply :func:`run_http_parser` reads by default (64 MB)."""
 
 URL_SCHEMES = ("http", "https")
 """The only URL schemes an HTTP parser may use."""
+
+URL_CHARACTER = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]")
+"""A character a URL may hold as it is (RFC 3986); any other must be percent-encoded."""
 
 
 def check_url(url: str) -> str:
@@ -51,9 +62,18 @@ def check_url(url: str) -> str:
         Traceback (most recent call last):
         ...
         ValueError: only http:// and https:// URLs, not file://
+        >>> check_url("http://h/a b")
+        Traceback (most recent call last):
+        ...
+        ValueError: character 11 (' ') may not appear in a URL: percent-encode it (a space is %20)
     """
     if len(url) > 2000:
         raise ValueError("the URL is longer than 2000 characters")
+    url = url.strip()
+    for position, character in enumerate(url, start=1):
+        if not URL_CHARACTER.fullmatch(character):
+            raise ValueError(f"character {position} ({character!r}) may not appear in a URL: "
+                             "percent-encode it (a space is %20)")
     try:
         parts = urlsplit(url.strip())
         parts.port  # noqa: B018 (raises ValueError on a bad port)
@@ -63,7 +83,7 @@ def check_url(url: str) -> str:
         raise ValueError(f"only http:// and https:// URLs, not {parts.scheme or '(none)'}://")
     if not parts.hostname:
         raise ValueError("the URL has no host")
-    return url.strip()
+    return url
 
 
 def token_difference(expected: Sequence[str], found: Sequence[str]) -> str | None:
@@ -174,59 +194,32 @@ def parses_of_reply(text: str, sentences: Sequence[ConlluSentence], *, name: str
     return parses
 
 
-class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    """Refuse redirects: the configured URL is the only place sentences are sent."""
-
-    def redirect_request(self, req: urllib.request.Request, fp: object, code: int, msg: str, headers: object,
-                         newurl: str) -> None:
-        raise urllib.error.HTTPError(req.full_url, code, f"redirects to {newurl} (not followed)",
-                                     headers, None)  # type: ignore[arg-type]
-
-
-def _read_reply(url: str, body: bytes, *, timeout: float, max_bytes: int, name: str) -> bytes:
-    """POST ``body`` to ``url``; the reply's bytes, read within ``timeout`` s in all, at most
-    ``max_bytes`` of them."""
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirects())
-    request = urllib.request.Request(url, data=body, method="POST", headers={
-        "Content-Type": "text/x-conllu; charset=utf-8", "Accept": "text/x-conllu, text/plain"})
-    deadline = time.monotonic() + timeout
-    late = ExternalParserError(f"{name}: {url} did not answer within {timeout:g} s")
-    chunks, size = [], 0
+def _read_reply(url: str, body: bytes, *, timeout: float, max_bytes: int, name: str,
+                allowed: Sequence[str] | None) -> bytes:
+    """POST ``body`` to ``url``; the reply's bytes (:func:`parsing.http_post.post`)."""
+    headers = {"Content-Type": "text/x-conllu; charset=utf-8", "Accept": "text/x-conllu, text/plain"}
     try:
-        with opener.open(request, timeout=timeout) as reply:
-            while chunk := reply.read(min(2**16, max_bytes + 1 - size)):
-                chunks.append(chunk)
-                size += len(chunk)
-                if size > max_bytes:
-                    raise ExternalParserError(f"{name}: the reply of {url} is larger than {max_bytes} bytes")
-                if time.monotonic() > deadline:
-                    raise late
-    except urllib.error.HTTPError as error:
-        raise ExternalParserError(f"{name}: {url} answered HTTP {error.code} ({error.reason})") from None
-    except urllib.error.URLError as error:
-        if isinstance(error.reason, TimeoutError):
-            raise late from None
-        raise ExternalParserError(f"{name}: cannot reach {url}: {error.reason}") from None
-    except TimeoutError:
-        raise late from None
-    except OSError as error:
-        raise ExternalParserError(f"{name}: {url} failed: {error.strerror or error}") from None
-    return b"".join(chunks)
+        return post(url, body, headers=headers, timeout=timeout, max_bytes=max_bytes, allowed=allowed)
+    except PostError as error:
+        kind = PluginUnreachable if error.unreachable else ExternalParserError
+        raise kind(f"{name}: {url} {error}") from None
 
 
 def run_http_parser(
     url: str, sentences: Sequence[ConlluSentence], *, timeout: float, max_bytes: int = MAX_REPLY_BYTES,
-    name: str = "parser",
+    name: str = "parser", allowed: Sequence[str] | None = None,
 ) -> list[Parse]:
     """Parse ``sentences`` with an HTTP endpoint: CoNLL-U (trees blanked) POSTed to ``url``, the
     reply's body CoNLL-U (UTF-8) with a tree for every word. No proxy, no redirect followed;
-    the whole exchange must end within ``timeout`` seconds and the reply stay under
-    ``max_bytes``; the reply must keep every token (as :func:`run_command_parser`'s).
+    the whole exchange (lookup, connection, headers, body, however slowly the server sends them)
+    must end within ``timeout`` seconds and the reply stay under ``max_bytes``; the reply must
+    keep every token (as :func:`run_command_parser`'s). ``allowed``: None reaches any address;
+    a list only global ones and those it names (:func:`parsing.http_post.address_refusal`).
 
     Raises:
-        ExternalParserError: a URL that is not http(s), no answer or an HTTP error status, a
-            late or oversized reply, text that is not UTF-8, or a reply :func:`parses_of_reply`
-            refuses.
+        PluginUnreachable: no usable answer (see the class).
+        ExternalParserError: a URL that is not http(s), an oversized reply, text that is not
+            UTF-8, or a reply :func:`parses_of_reply` refuses.
     """
     try:
         url = check_url(url)
@@ -235,7 +228,7 @@ def run_http_parser(
     if not sentences:
         return []
     body = format_conllu(blank_trees(sentences)).encode("utf-8")
-    data = _read_reply(url, body, timeout=timeout, max_bytes=max_bytes, name=name)
+    data = _read_reply(url, body, timeout=timeout, max_bytes=max_bytes, name=name, allowed=allowed)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:

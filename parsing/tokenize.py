@@ -172,7 +172,8 @@ def _split_chunk(chunk: str) -> list[str]:
     forms: list[str] = []
     i = 0
     while i < len(chunk):
-        end = _special_end(chunk, i) or _word_end(chunk, i) or _punctuation_end(chunk, i)
+        end = (_special_end(chunk, i) or _emoji_end(chunk, i) or _word_end(chunk, i)
+               or _punctuation_end(chunk, i))
         forms.append(chunk[i:end])
         i = end
     return forms
@@ -213,6 +214,37 @@ def _joins(before: str, char: str, after: str) -> bool:
     if char in APOSTROPHES or char in HYPHENS:
         return True
     return char in NUMBER_SEPARATORS and before.isdigit() and after.isdigit()
+
+
+EMOJI_MODIFIERS = frozenset("\ufe0e\ufe0f\u20e3" + "".join(chr(c) for c in range(0x1F3FB, 0x1F400)))
+"""What continues an emoji: variation selectors, the keycap and the five skin tones."""
+
+
+def _is_regional(char: str) -> bool:
+    return 0x1F1E6 <= ord(char) <= 0x1F1FF
+
+
+def _emoji_end(chunk: str, i: int) -> int:
+    """The end of one emoji of several code points starting at ``i`` (a symbol with its modifiers
+    and zero-width-joined symbols, or a pair of regional indicators: a flag), or 0 (a lone
+    symbol is punctuation): 👨‍👩‍👧 is one word, not five.
+
+    >>> _emoji_end("\U0001F468\u200d\U0001F469\u200d\U0001F467!", 0)
+    5
+    """
+    if unicodedata.category(chunk[i]) != "So":
+        return 0
+    if _is_regional(chunk[i]):
+        return i + 2 if i + 1 < len(chunk) and _is_regional(chunk[i + 1]) else 0
+    end = i + 1
+    while end < len(chunk):
+        if chunk[end] in EMOJI_MODIFIERS:
+            end += 1
+        elif chunk[end] == "\u200d" and end + 1 < len(chunk) and unicodedata.category(chunk[end + 1]) == "So":
+            end += 2
+        else:
+            break
+    return end if end > i + 1 else 0
 
 
 def _punctuation_end(chunk: str, i: int) -> int:

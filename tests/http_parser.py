@@ -3,7 +3,10 @@ reply function makes of the request body (issue #16's HTTP plugins)."""
 
 from __future__ import annotations
 
+import socket
+import socketserver
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -27,7 +30,7 @@ def chain(body: str) -> tuple[int, bytes]:
 class Servers:
     """The servers a test started (shut down by :func:`servers`) and every request body they got."""
 
-    running: list[ThreadingHTTPServer] = field(default_factory=list)
+    running: list[socketserver.TCPServer] = field(default_factory=list)
     received: list[str] = field(default_factory=list)
 
     def start(self, reply: Reply) -> str:
@@ -57,6 +60,35 @@ class Servers:
         threading.Thread(target=server.serve_forever, daemon=True).start()
         self.running.append(server)
         return f"http://127.0.0.1:{server.server_address[1]}/parse"
+
+
+    def start_tcp(self, serve: Callable[[socket.socket], None]) -> str:
+        """A plain TCP server on a free local port whose connections ``serve`` handles (it may
+        answer anything, or nothing); an http:// URL pointing at it."""
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self) -> None:
+                try:
+                    serve(self.request)
+                except OSError:
+                    pass  # the client hung up
+
+        server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
+        server.daemon_threads = True
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        self.running.append(server)
+        return f"http://127.0.0.1:{server.server_address[1]}/parse"
+
+
+def trickle(data: bytes, every: float = 1.0, *, head: bytes = b"") -> Callable[[socket.socket], None]:
+    """A TCP handler that reads the request, sends ``head`` at once, then ``data`` one byte every
+    ``every`` s."""
+    def serve(connection: socket.socket) -> None:
+        connection.recv(65536)
+        connection.sendall(head)
+        for byte in data:
+            connection.sendall(bytes([byte]))
+            time.sleep(every)
+    return serve
 
 
 def servers() -> Iterator[Servers]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
@@ -25,10 +26,11 @@ from app.jobs.fanout import (
 )
 from app.jobs.file_tasks import IMPORT_BATCH  # noqa: F401  (registers the import and export jobs)
 from app.jobs.model_files import check_unchanged, clear_leftovers, publish, staging_dir
+from app.jobs.plugin_runs import run_plugins_outside_transactions
 from app.models import Treebank, User
 from app.parser_models import TrainingRound
 from app.services import DbSession
-from app.services.external import run_plugins
+from app.services.external import public_outcome
 from app.services.external_votes import check_voters, prepare_voters
 from app.services.preannotate import (
     chosen_targets,
@@ -145,8 +147,9 @@ def _preannotate(session: DbSession, job: Job, progress: Progress, treebank: Tre
     changed: list[int] = []
     plugins: dict[str, dict[str, Any]] = {}
     if externals:
-        trained.voters = prepare_voters(session, treebank, trained.bundle, externals, user=user,
-                                        outcome=plugins)
+        def on_dev(dev: Sequence[int]) -> None:
+            run_plugins_outside_transactions(session, treebank, dev, user=user, outcome=plugins)
+        trained.voters = prepare_voters(session, treebank, trained.bundle, externals, run_plugins=on_dev)
     # a process worker (`worker --workers N`, N > 1) may not fork: its round parses in it alone
     processes = int(current_app.config.get("PREANNOTATE_PROCESSES") or 1) if may_have_children() else 1
     trained.pool = ParserPool(trained.bundle.parsers, processes) if processes > 1 else None
@@ -154,7 +157,8 @@ def _preannotate(session: DbSession, job: Job, progress: Progress, treebank: Tre
         for start in range(0, len(targets), BATCH):
             batch = targets[start:start + BATCH]
             before = ensemble_trees(session, batch)  # the previous round's trees
-            run_plugins(session, treebank, batch, user=user, outcome=plugins)  # external parsers (#16)
+            # external parsers (#16), with no transaction open while they run (#31)
+            run_plugins_outside_transactions(session, treebank, batch, user=user, outcome=plugins)
             done += parse_batch(session, trained, batch, user=user)
             batch_compared, batch_changed = changed_between(before, ensemble_trees(session, batch))
             compared, changed = compared + batch_compared, changed + batch_changed
@@ -170,7 +174,9 @@ def _preannotate(session: DbSession, job: Job, progress: Progress, treebank: Tre
             "train_sentences": len(data.train), "dev_sentences": len(data.dev),
             "partial_sentences": data.partial, "raw_text": round_.raw_text,
             "evaluation": round_.evaluation, "scores": round_.scores,
-            "changed_sentences": len(changed), "plugins": plugins,
+            "changed_sentences": len(changed), "plugins": public_outcome(plugins),
+            "plugin_details": {label: state["detail"] for label, state in plugins.items()
+                               if state.get("detail")},
             "external_voters": round_.external_voters}
 
 

@@ -21,6 +21,8 @@ type           fields
 ``assignment`` sentence, user, blind, assigned_by, created_at, done_at
 ``round``      every column of a training round but its ids (held_out_ids and changed_ids as
                sentence refs; ``model_dir`` as it was: model files are not in the backup)
+``parser``     the treebank's external parsers (uploads and plugins; their trees are ``tree``
+               records): label, command, url, timeout_s, filename, sentences, user, updated_at
 ``event``      the treebank's audit events: action, user, subject, sentence (ref or null),
                details, created_at
 =============  ================================================================================
@@ -53,7 +55,7 @@ from app.models import (
     TreeVersion,
     User,
 )
-from app.parser_models import TrainingRound
+from app.parser_models import ExternalParser, TrainingRound
 from app.services import DbSession, as_utc
 from app.team_models import Assignment, AuditEvent
 
@@ -99,6 +101,8 @@ SPECS: dict[str, Spec] = {
                                   "self_training", "warm", "evaluation", "scores", "compared_sentences",
                                   "changed_sentences", "checksums"),
                   ("created_at", "started_at", "finished_at"), {"user": "user_id"}),
+    "parser": Spec(ExternalParser, ("label", "command", "url", "timeout_s", "filename", "sentences"),
+                   ("updated_at",), {"user": "user_id"}),
     "event": Spec(AuditEvent, ("action", "details"), users={"user": "user_id", "subject": "subject_user_id"},
                   optional_users=("user", "subject")),
 }
@@ -154,6 +158,9 @@ def backup_lines(session: DbSession, treebank: Treebank) -> Iterator[str]:
         yield _line("round", training, names, **{name: None if ids is None else
                                                  [sentence_ref[i] for i in ids if i in sentence_ref]
                                                  for name, ids in lists.items()})
+    for parser in session.scalars(select(ExternalParser).where(ExternalParser.treebank_id == treebank.id)
+                                  .order_by(ExternalParser.label)):
+        yield _line("parser", parser, names)
     for event in session.scalars(select(AuditEvent).where(AuditEvent.treebank_id == treebank.id)
                                  .order_by(AuditEvent.id)):
         yield _line("event", event, names, sentence=sentence_ref.get(event.sentence_id or 0))

@@ -12,8 +12,9 @@ treebank's tags.
 A *plugin* is an external parser with a command (CoNLL-U on stdin and stdout) or an HTTP
 endpoint (CoNLL-U POSTed and returned), set by :func:`set_plugin`; who may set which is
 :func:`app.services.permissions.plugin_refusal`'s rule (commands: site admins only).
-:func:`run_plugins` runs the plugins over each batch a pre-annotation parses and stores their
-trees the same way.
+:func:`plugin_calls` (read), :func:`call_plugins` (no database: the caller holds no transaction
+while plugins run, :mod:`app.jobs.plugin_runs`) and :func:`store_plugin_parses` (write) run them
+over each batch a pre-annotation parses and store their trees the same way.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -35,13 +36,16 @@ from app.services.trees import RESERVED_SOURCES, add_version
 from parsing.conllu_io import FORM, HEAD, ConlluSentence, decode_utf8, parse_conllu
 from parsing.external import (
     MAX_REPLY_BYTES,
+    UNREACHABLE,
     ExternalParserError,
+    PluginUnreachable,
     check_url,
     parse_of_rows,
     run_command_parser,
     run_http_parser,
     token_difference,
 )
+from parsing.http_post import url_refusal
 from parsing.members import MEMBERS
 from parsing.types import Parse
 
@@ -49,6 +53,22 @@ LABEL_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,39}")
 """An external parser's label: a letter or digit, then up to 39 letters, digits, ``.``, ``_``, ``-``."""
 
 NOT_LABELS = frozenset({*RESERVED_SOURCES, "reviewed", "oracle"})
+
+PLUGIN_ALLOWED_HOSTS = "PLUGIN_ALLOWED_HOSTS"
+"""The config key (``FLASK_PLUGIN_ALLOWED_HOSTS`` in the environment) naming the non-public hosts,
+addresses and networks (``10.0.0.0/8``; ``*``: any) HTTP plugins may reach besides public
+addresses; default none: loopback, private and link-local addresses are refused (issue #31)."""
+
+
+def allowed_hosts(config: Mapping[str, Any]) -> tuple[str, ...]:
+    """:data:`PLUGIN_ALLOWED_HOSTS` of ``config`` as a tuple (a string is split at commas and spaces).
+
+    >>> allowed_hosts({"PLUGIN_ALLOWED_HOSTS": "127.0.0.1, 10.0.0.0/8"})
+    ('127.0.0.1', '10.0.0.0/8')
+    """
+    value = config.get(PLUGIN_ALLOWED_HOSTS) or ()
+    entries = value.replace(",", " ").split() if isinstance(value, str) else [str(v) for v in value]
+    return tuple(entry for entry in entries if entry)
 
 
 class UploadError(ValueError):
@@ -186,14 +206,16 @@ def external_parsers(session: DbSession, treebank: Treebank) -> list[ExternalPar
 
 
 def set_plugin(session: DbSession, treebank: Treebank, *, label: str, command: str | None, timeout: float,
-               user: User, url: str | None = None) -> ExternalParser:
+               user: User, url: str | None = None, allowed: Sequence[str] | None = None) -> ExternalParser:
     """Configure (or with neither ``command`` nor ``url`` stop) the plugin ``label`` of
     ``treebank``, run during pre-annotation: a ``command`` that reads CoNLL-U on stdin and writes
     it parsed on stdout, or an HTTP ``url`` CoNLL-U is POSTed to. The caller checks who may
-    (:func:`app.services.permissions.plugin_refusal`).
+    (:func:`app.services.permissions.plugin_refusal`). With ``allowed``
+    (:func:`allowed_hosts`), a URL whose host resolves to an address plugins may not reach is
+    refused now (and every run checks again).
 
-    :raise UploadError: a bad label, both or an empty command, a URL that is not http(s), or a
-        timeout outside 0-3600 s.
+    :raise UploadError: a bad label, both or an empty command, a URL that is not http(s) or holds
+        a character URLs may not, a host plugins may not reach, or a timeout outside 0-3600 s.
     """
     check_label(label)
     if command is not None and url is not None:
@@ -205,6 +227,10 @@ def set_plugin(session: DbSession, treebank: Treebank, *, label: str, command: s
             url = check_url(url)
         except ValueError as error:
             raise UploadError(f"url: {error}") from None
+        refusal = None if allowed is None else url_refusal(url, allowed)
+        if refusal:
+            raise UploadError(f"url: {refusal}; plugins may reach public addresses and those an "
+                              "administrator allows (PLUGIN_ALLOWED_HOSTS)")
     if not 0 < timeout <= 3600:
         raise UploadError("timeout: between 0 and 3600 seconds")
     parser = find_parser(session, treebank, label)
@@ -244,15 +270,29 @@ def find_parser(session: DbSession, treebank: Treebank, label: str) -> ExternalP
         ExternalParser.treebank_id == treebank.id, ExternalParser.label == label))
 
 
-def run_plugin(plugin: ExternalParser, sentences: Sequence[ConlluSentence], *, max_bytes: int) -> list[Parse]:
-    """Parse ``sentences`` with ``plugin``'s command or endpoint.
+@dataclass(frozen=True)
+class PluginCall:
+    """What running one plugin needs, read from its row so that no database row (or transaction)
+    is held while it runs."""
 
-    :raise ExternalParserError: it failed, timed out or returned other tokens (the message says).
+    label: str
+    command: str | None
+    url: str | None
+    timeout: float
+
+
+def run_plugin(plugin: PluginCall, sentences: Sequence[ConlluSentence], *, max_bytes: int,
+               allowed: Sequence[str] | None = ()) -> list[Parse]:
+    """Parse ``sentences`` with ``plugin``'s command or endpoint; an endpoint may be at a global
+    address or one ``allowed`` names (:data:`PLUGIN_ALLOWED_HOSTS`).
+
+    :raise ExternalParserError: it failed, timed out or returned other tokens (the message says);
+        :class:`~parsing.external.PluginUnreachable` when an endpoint gave no usable answer.
     """
     if plugin.url:
-        return run_http_parser(plugin.url, sentences, timeout=plugin.timeout_s, max_bytes=max_bytes,
-                               name=plugin.label)
-    return run_command_parser(plugin.command or "", sentences, timeout=plugin.timeout_s, name=plugin.label)
+        return run_http_parser(plugin.url, sentences, timeout=plugin.timeout, max_bytes=max_bytes,
+                               name=plugin.label, allowed=allowed)
+    return run_command_parser(plugin.command or "", sentences, timeout=plugin.timeout, name=plugin.label)
 
 
 def stored_conllu(session: DbSession, sentence_ids: Sequence[int]) -> list[ConlluSentence]:
@@ -269,37 +309,57 @@ def stored_conllu(session: DbSession, sentence_ids: Sequence[int]) -> list[Conll
     return [ConlluSentence(comments.get(sid, []), tokens[sid]) for sid in sentence_ids]
 
 
-def run_plugins(
-    session: DbSession, treebank: Treebank, sentence_ids: Sequence[int], *, user: User,
-    outcome: dict[str, dict[str, Any]] | None = None, max_reply: int = MAX_REPLY_BYTES,
-) -> dict[str, dict[str, Any]]:
-    """Parse ``sentence_ids`` with every plugin of ``treebank`` and store their trees (flushes);
-    an HTTP plugin's reply may have ``max_reply`` bytes.
+Outcome = dict[str, dict[str, Any]]
+"""``{label: {"sentences": parsed, "error": message or None, "detail": full message}}`` of one
+pre-annotation's plugins: ``error`` is what anyone who may read the job sees (one sentence for
+every kind of unreachable endpoint, so that a job does not tell open ports from closed),
+``detail`` what happened, for those who may manage the treebank (:func:`public_outcome`)."""
 
-    ``outcome`` (``{label: {"sentences": parsed, "error": message or None}}``) carries over from
-    earlier batches of the same pre-annotation: a plugin that failed is not run again, and its
-    error (it timed out, exited with an error, returned other tokens: see
-    :func:`parsing.external.run_command_parser`, :func:`~parsing.external.run_http_parser`) is
-    kept for the job's result.
-    """
-    outcome = {} if outcome is None else outcome
-    plugins = [p for p in external_parsers(session, treebank) if p.command or p.url]
+
+def plugin_calls(session: DbSession, treebank: Treebank, sentence_ids: Sequence[int], outcome: Outcome
+                 ) -> tuple[list[PluginCall], list[ConlluSentence]]:
+    """The plugins of ``treebank`` still to run (none that failed earlier in ``outcome``) and the
+    stored CoNLL-U of ``sentence_ids`` they parse: read in one go, before any of them runs."""
+    plugins = [PluginCall(p.label, p.command, p.url, p.timeout_s)
+               for p in external_parsers(session, treebank)
+               if (p.command or p.url) and not (outcome.get(p.label) or {}).get("error")]
     if not plugins or not sentence_ids:
-        return outcome
-    raws = stored_conllu(session, sentence_ids)
-    for plugin in plugins:
-        state = outcome.setdefault(plugin.label, {"sentences": 0, "error": None})
-        if state["error"]:
-            continue
+        return [], []
+    return plugins, stored_conllu(session, sentence_ids)
+
+
+def call_plugins(calls: Sequence[PluginCall], raws: Sequence[ConlluSentence], outcome: Outcome, *,
+                 max_reply: int = MAX_REPLY_BYTES, allowed: Sequence[str] | None = ()
+                 ) -> dict[str, list[Parse]]:
+    """Run every plugin of ``calls`` over ``raws`` (no database here: the caller holds no
+    transaction meanwhile); their parses by label. A plugin that fails is skipped, its error
+    recorded in ``outcome``."""
+    parsed: dict[str, list[Parse]] = {}
+    for call in calls:
+        state = outcome.setdefault(call.label, {"sentences": 0, "error": None})
         try:
-            parses = run_plugin(plugin, raws, max_bytes=max_reply)
+            parsed[call.label] = run_plugin(call, raws, max_bytes=max_reply, allowed=allowed)
         except ExternalParserError as error:
-            state["error"] = str(error)
-            continue
+            state["error"] = UNREACHABLE if isinstance(error, PluginUnreachable) else str(error)
+            state["detail"] = str(error)
+    return parsed
+
+
+def store_plugin_parses(session: DbSession, treebank: Treebank, sentence_ids: Sequence[int],
+                        parsed: dict[str, list[Parse]], *, user: User, outcome: Outcome) -> None:
+    """Add each plugin's tree of each sentence as a new ``parser`` version (flushes)."""
+    for label, parses in parsed.items():
         for sentence_id, parse in zip(sentence_ids, parses, strict=True):
-            add_version(session, sentence_id=sentence_id, source=plugin.label,
+            add_version(session, sentence_id=sentence_id, source=label,
                         heads=[int(h) for h in parse.heads[1:]], deprels=parse.deprels[1:], user=user)
+        state = outcome[label]
         state["sentences"] += len(parses)
-        plugin.sentences = state["sentences"]
+        plugin = find_parser(session, treebank, label)
+        if plugin is not None:
+            plugin.sentences = state["sentences"]
     session.flush()
-    return outcome
+
+
+def public_outcome(outcome: Outcome) -> Outcome:
+    """``outcome`` without the ``detail`` of failures (what a reader of the job sees)."""
+    return {label: {k: v for k, v in state.items() if k != "detail"} for label, state in outcome.items()}

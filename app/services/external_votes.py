@@ -23,17 +23,16 @@ members only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 from sqlalchemy import select
 
-from app.models import Treebank, User
+from app.models import Treebank
 from app.parser_models import ExternalParser
 from app.services import DbSession
-from app.services.external import run_plugins
 from app.services.parsing_adapter import with_trees
 from app.services.sources import parse_of_version, split_sentence_ids
 from app.services.trees import latest_versions
@@ -136,15 +135,16 @@ def _weighting(ensemble: object) -> str:
 
 
 def prepare_voters(session: DbSession, treebank: Treebank, bundle: ModelBundle, labels: Sequence[str], *,
-                   user: User, outcome: dict[str, dict[str, Any]]) -> list[ExternalVoter]:
-    """:func:`plan_voters` after running the plugins among ``labels`` over the dev split (so their
-    dev UAS is known; ``outcome`` as :func:`~app.services.external.run_plugins`'s)."""
+                   run_plugins: Callable[[Sequence[int]], object]) -> list[ExternalVoter]:
+    """:func:`plan_voters` after ``run_plugins`` ran the plugins over the dev split's sentence ids
+    when ``labels`` has a plugin (so their dev UAS is known): the caller's function, run where
+    no transaction is open (:mod:`app.jobs.plugin_runs`)."""
     plugins = set(session.scalars(select(ExternalParser.label).where(
         ExternalParser.treebank_id == treebank.id, ExternalParser.label.in_(list(labels)),
         (ExternalParser.command.is_not(None)) | (ExternalParser.url.is_not(None)))))
     if plugins:
         dev = split_sentence_ids(session, treebank, "dev")
-        run_plugins(session, treebank, dev, user=user, outcome=outcome)
+        run_plugins(dev)
     return plan_voters(session, treebank, bundle, labels)
 
 

@@ -1,14 +1,16 @@
 """Members of a treebank and their roles, and the treebank's visibility (owner's settings).
 
 Every change is an audit event. A treebank always keeps at least one owner: the last owner
-cannot be removed or given a lesser role (an admin can still act on any treebank).
+cannot be removed or given a lesser role (an admin can still act on any treebank). Two owners
+demoting each other at the same moment cannot both succeed: a change first locks the treebank's
+memberships (:func:`_lock_memberships`) and counts the owners after the lock.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
 from app.models import ROLES, VISIBILITIES, Document, Membership, Sentence, Treebank, User
 from app.services import DbSession
@@ -36,6 +38,26 @@ def _owners(treebank: Treebank) -> int:
     return sum(m.role == "owner" for m in treebank.memberships)
 
 
+def _lock_memberships(session: DbSession, treebank: Treebank) -> None:
+    """Hold the treebank's memberships until the transaction ends, then reload them: on
+    PostgreSQL ``SELECT ... FOR UPDATE`` of its membership rows and its own row; on SQLite the
+    database's write lock, taken by an UPDATE of the treebank's row that changes nothing (a
+    concurrent change waits for this one to commit, then sees it)."""
+    if session.get_bind().dialect.name == "sqlite":
+        session.execute(update(Treebank).where(Treebank.id == treebank.id)
+                        .values(visibility=Treebank.visibility))
+    else:
+        session.execute(select(Treebank.id).where(Treebank.id == treebank.id).with_for_update())
+    session.scalars(select(Membership).where(Membership.treebank_id == treebank.id)
+                    .with_for_update().execution_options(populate_existing=True)).all()
+    session.expire(treebank, ["memberships"])  # reloaded, as committed before the lock, when next read
+
+
+NO_SUCH_USER = "no active user called {name!r}"
+"""The one refusal for a name that is not a user's and for a deactivated user's: the form does
+not tell which names exist (issue #31)."""
+
+
 def set_role(session: DbSession, treebank: Treebank, username: str, role: str, *, by: User) -> Membership:
     """Give ``username`` the ``role`` on ``treebank`` (adds them or changes their role).
 
@@ -44,10 +66,9 @@ def set_role(session: DbSession, treebank: Treebank, username: str, role: str, *
     if role not in ROLES:
         raise MemberError(f"role must be one of {', '.join(ROLES)}", field="role")
     user = find_user(session, username.strip())
-    if user is None:
-        raise MemberError(f"no user called {username.strip()!r}")
-    if not user.active:
-        raise MemberError(f"{user.username} is deactivated")
+    if user is None or not user.active:
+        raise MemberError(NO_SUCH_USER.format(name=username.strip()))
+    _lock_memberships(session, treebank)
     current = next((m for m in treebank.memberships if m.user_id == user.id), None)
     if current is None:
         current = Membership(user=user, role=role)
@@ -69,6 +90,7 @@ def remove_member(session: DbSession, treebank: Treebank, user_id: int, *, by: U
 
     :raise MemberError: not a member, or the last owner.
     """
+    _lock_memberships(session, treebank)
     current = next((m for m in treebank.memberships if m.user_id == user_id), None)
     if current is None:
         raise MemberError("not a member of this treebank")

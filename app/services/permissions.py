@@ -6,8 +6,9 @@ Roles (:data:`app.models.ROLES`) are ordered; each action needs at least one rol
 action           least role   what it covers
 ===============  ===========  ===========================================================
 ``read``         viewer       sentence list and pages, queue, editor (read only), history,
-                              rounds pages and CSV, job status, tree check, CoNLL-U export
-``annotate``     annotator    save a tree, revert, review status and reviewed words, notes
+                              rounds pages and CSV, job status, CoNLL-U export
+``annotate``     annotator    save a tree, check a tree before saving, revert, review status
+                              and reviewed words, notes
 ``curate``       curator      agreement and adjudication, the treebank's audit log
 ``import``       owner        import files into the treebank
 ``train``        owner        start pre-annotation jobs (training rounds)

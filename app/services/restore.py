@@ -155,6 +155,8 @@ class _Restore:
             self.add("round", entry, treebank_id=treebank.id, **{
                 key: None if entry[key] is None else [self.ref("sentence", r) for r in entry[key]]
                 for key in SENTENCE_LISTS})
+        for entry in records["parser"]:  # (backups before issue #31 have none)
+            self.add("parser", entry, treebank_id=treebank.id)
         for entry in records["event"]:
             self.add("event", entry, treebank_id=treebank.id,
                      sentence_id=self.ref("sentence", entry["sentence"]))

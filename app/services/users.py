@@ -13,7 +13,8 @@ from datetime import UTC, datetime, timedelta
 from functools import cache
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from app.models import ROLES, Membership, Treebank, User
@@ -46,8 +47,11 @@ def create_user(session: DbSession, username: str, password: str, *, admin: bool
         raise UserExistsError(f"user {username!r} already exists")
     user = User(username=username, is_admin=admin)
     user.set_password(password)
-    session.add(user)
-    session.flush()
+    try:
+        with session.begin_nested():  # the same name added by another request meanwhile (#31)
+            session.add(user)
+    except IntegrityError:
+        raise UserExistsError(f"user {username!r} already exists") from None
     return user
 
 
@@ -150,9 +154,19 @@ def find_token(session: DbSession, token: str) -> AccountToken:
 def redeem_token(session: DbSession, token: str, password: str, username: str | None = None) -> User:
     """Use a link once: an invitation creates ``username``; a reset sets the password.
 
+    The link is claimed first by one conditional UPDATE (``used_at`` still empty): of several
+    requests using it at the same moment exactly one goes on, the others get :data:`BAD_LINK`
+    (issue #31); a refusal after the claim rolls it back with everything else.
+
     :raise ValueError: a bad link (:data:`BAD_LINK`), a taken or empty name, a short password.
     """
     link = find_token(session, token)
+    claimed = session.execute(
+        update(AccountToken).where(AccountToken.id == link.id, AccountToken.used_at.is_(None))
+        .values(used_at=datetime.now(UTC)).execution_options(synchronize_session=False))
+    if claimed.rowcount != 1:  # type: ignore[attr-defined]
+        raise ValueError(BAD_LINK)
+    session.refresh(link)
     if link.kind == "invite":
         user = create_user(session, username or "", password)
         link.user_id = user.id
@@ -166,7 +180,6 @@ def redeem_token(session: DbSession, token: str, password: str, username: str | 
         found.set_password(password)
         user = found
         record(session, "password-change", user=user, subject=user, by_link=True)
-    link.used_at = datetime.now(UTC)
     session.flush()
     return user
 

@@ -19,6 +19,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from app.models import ARC_SOURCES, REVIEW_STATUSES, Sentence, SentenceNote, SentenceState, TreeVersion, User
 from app.services import DbSession
@@ -338,7 +340,7 @@ def set_state(
     adjudicated = ("annotation", "") in newest_trees(session, sentence.id)
     if status == "reviewed" and not adjudicated and blind_branches(session, sentence.id):
         raise ValueError("this sentence is doubly annotated: adjudicate it before marking it reviewed")
-    state = session.get(SentenceState, sentence.id) or SentenceState(sentence_id=sentence.id)
+    state = _state_row(session, sentence.id)
     if status == "reviewed":
         reviewed_words = range(1, sentence.n_words + 1)  # the reviewer vouches for every word
     if reviewed_words is not None:
@@ -355,6 +357,21 @@ def set_state(
     state.updated_by_id, state.updated_at = user.id, datetime.now(UTC)
     session.add(state)
     session.flush()
+    return state
+
+
+def _state_row(session: DbSession, sentence_id: int) -> SentenceState:
+    """The sentence's state row, added first when it has none: by an INSERT that does nothing
+    when another request added it meanwhile (``ON CONFLICT DO NOTHING``, on SQLite and
+    PostgreSQL), so two first status changes at once both find one row (issue #31)."""
+    state = session.get(SentenceState, sentence_id)
+    if state is not None:
+        return state
+    insert = postgresql_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+    session.execute(insert(SentenceState).values(sentence_id=sentence_id, status="todo")
+                    .on_conflict_do_nothing(index_elements=["sentence_id"]))
+    state = session.get(SentenceState, sentence_id, populate_existing=True)
+    assert state is not None
     return state
 
 

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from flask import Flask, Response, jsonify, request
+from werkzeug.exceptions import BadRequest
 from werkzeug.routing import IntegerConverter
 
 MAX_ID = 2**31 - 1
@@ -85,14 +86,47 @@ def _join(path: str, name: str) -> str:
 def json_body(schema: Mapping[str, Any]) -> dict[str, Any]:
     """The request's JSON object, checked against ``schema``.
 
-    :raise InputError: 400 when the body is not a JSON object, 422 for a wrong field.
+    :raise InputError: 400 when the body is not a JSON object or nests deeper than
+        :data:`MAX_DEPTH`, 422 for a wrong field.
     """
+    if not request.is_json:
+        raise InputError("", "the body must be a JSON object", status=400)
+    text = request.get_data(cache=True, as_text=True)
+    if (depth := nesting_depth(text)) > MAX_DEPTH:
+        raise InputError("", f"the body nests lists and objects {depth} deep; at most {MAX_DEPTH}",
+                         status=400)
+    if "\\u0000" in text or "\x00" in text:
+        raise InputError("", NUL_PROBLEM, status=400)
     body = request.get_json(silent=True)
     if not isinstance(body, dict):
         raise InputError("", "the body must be a JSON object", status=400)
     if error := first_error(body, schema):
         raise error
     return body
+
+
+MAX_DEPTH = 32
+"""How deep lists and objects may nest in a request body (the deepest schema has 3 levels); a
+deeper body is refused before it is parsed (1,000 levels made the parser recurse out, issue #31)."""
+
+_STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def nesting_depth(text: str) -> int:
+    """How deep ``[`` and ``{`` nest in JSON ``text`` (brackets inside strings do not count).
+
+    >>> nesting_depth('{"a": [1, {"b": "[[["}]}')
+    3
+    """
+    depth = deepest = 0
+    for token in _STRUCTURE.finditer(text):
+        mark = token.group()
+        if mark in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif mark in "]}":
+            depth -= 1
+    return deepest
 
 
 def query_int(name: str, default: int, *, minimum: int = 0, maximum: int = MAX_ID) -> int:
@@ -120,7 +154,27 @@ def _answer(error: InputError) -> tuple[Response, int]:
     return jsonify(error=str(error), field=error.field), error.status
 
 
+NUL_PROBLEM = "the request holds a NUL character (U+0000), which no text may contain"
+
+
+def refuse_nul() -> None:
+    """Before every request: a query argument or form field (name or value) with a NUL
+    character is a 400 (PostgreSQL cannot store one; issue #31). Uploaded files are the
+    importer's to check, naming the line."""
+    fields = [*request.args.items(multi=True)]
+    if request.method == "POST":
+        fields += request.form.items(multi=True)
+    for name, value in fields:
+        if "\x00" in name or "\x00" in value:
+            field = name.replace("\x00", "")
+            if request.path.startswith("/api/"):
+                raise InputError(field, NUL_PROBLEM, status=400)
+            raise BadRequest(f"{NUL_PROBLEM} (field {field!r}).")
+
+
 def install(app: Flask) -> None:
-    """Bound ``<int:...>`` URL parts and answer :class:`InputError` as JSON (before routes exist)."""
+    """Bound ``<int:...>`` URL parts, refuse NUL characters in query and form values
+    (:func:`refuse_nul`) and answer :class:`InputError` as JSON (before routes exist)."""
     app.url_map.converters["int"] = IdConverter
     app.register_error_handler(InputError, _answer)
+    app.before_request(refuse_nul)

@@ -1,8 +1,9 @@
 """When an import or export is too large for the request, hand it to a job (:mod:`app.jobs.file_tasks`).
 
-* An uploaded file larger than ``IMPORT_INLINE_MAX_BYTES`` (default 2 MB) is saved to the
-  staging folder (:mod:`app.services.staging`) and imported by an ``import`` job; smaller
-  files and pasted text are imported inside the request, as before.
+* An uploaded file or pasted text larger than ``IMPORT_INLINE_MAX_BYTES`` (default 2 MB) is
+  saved to the staging folder (:mod:`app.services.staging`) and imported by an ``import`` job
+  (pasted text too since issue #31: a 10 MB paste held a web worker for a minute); smaller ones
+  are imported inside the request.
 * An export of more than ``EXPORT_INLINE_MAX_SENTENCES`` sentences (default 20,000) is written
   by an ``export`` job; smaller ones are answered at once.
 
@@ -49,22 +50,30 @@ def upload_size(form: ImportForm) -> int:
 
 
 def queue_import(form: ImportForm, existing: Treebank | None) -> Job | None:
-    """Stage the form's upload and queue its import, when it is larger than the inline limit."""
+    """Stage the form's upload or pasted text and queue its import, when it is larger than the
+    inline limit (pasted text is plain text, as :func:`app.views.treebanks._import` reads it)."""
     app = _app()
     limit = int(app.config.get("IMPORT_INLINE_MAX_BYTES", IMPORT_INLINE_MAX_BYTES))
-    if upload_size(form) <= limit:
+    pasted = (form.text.data or "").strip().encode("utf-8")
+    if (len(pasted) if pasted else upload_size(form)) <= limit:
         return None
     sweep(app, "imports")
-    upload = form.file.data
-    filename = upload.filename or "upload.conllu"
+    upload = None if pasted else form.file.data
+    filename = "pasted.txt" if upload is None else upload.filename or "upload.conllu"
+    file_format = form.file_format.data or "conllu"
+    if pasted and file_format == "conllu":
+        file_format = "text"
     params: dict[str, Any] = {
         "filename": filename, "name": (form.name.data or "").strip(), "split": form.split.data or "train",
-        "language": form.language.data or None, "format": form.file_format.data or "conllu"}
+        "language": form.language.data or None, "format": file_format}
     job = create_job(db.session, kind="import", user=current_user,
                      treebank_id=existing.id if existing is not None else None, params=params)
     path = staged_path(app, "imports", job.id, filename.rsplit(".", 1)[-1] if "." in filename else "dat")
     try:
-        upload.save(str(path))
+        if upload is None:
+            path.write_bytes(pasted)
+        else:
+            upload.save(str(path))
         job.params = {**params, "staged": path.name}
         db.session.commit()
     except BaseException:

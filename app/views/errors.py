@@ -51,8 +51,10 @@ def _not_found(error: HTTPException) -> tuple[str | Response, int]:
     return render_template("errors/404.html"), 404
 
 
-def _too_large(error: HTTPException) -> tuple[str, int]:
+def _too_large(error: HTTPException) -> tuple[str | Response, int]:
     limit = current_app.config["MAX_CONTENT_LENGTH"] // 2**20
+    if _wants_json():
+        return jsonify(error=f"the request is larger than the {limit} MB limit"), 413
     return render_template("errors/413.html", limit=limit), 413
 
 

@@ -17,6 +17,8 @@ bp = Blueprint("health", __name__)
 @bp.get("/healthz")
 @public
 def healthz() -> JsonResponse:
-    """``{"status": "ok"|"unhealthy", "database": ..., "queue": ..., "workers": ...}``."""
+    """``{"status": "ok"|"unhealthy", "database": ..., "queue": ..., "workers": ...}``; public, so
+    ``workers.alive`` is how many workers are alive, not their ``host:pid`` names (issue #31)."""
     healthy, report = health_report(current_app._get_current_object())  # type: ignore[attr-defined]
+    report["workers"]["alive"] = len(report["workers"]["alive"])
     return jsonify(status="ok" if healthy else "unhealthy", **report), 200 if healthy else 503

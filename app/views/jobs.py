@@ -15,7 +15,9 @@ from app.jobs import RoundBusy, submit
 from app.jobs.control import JobStateError, cancel_job, retry_job
 from app.jobs.file_tasks import export_path
 from app.jobs.health import reap_stale_jobs, stale_seconds
+from app.models import Treebank
 from app.services.exports import OMITTED_HEADER
+from app.services.permissions import can
 from app.views.access import requires
 from app.views.treebanks import safe_filename
 from app.views.workspace_api import JsonResponse
@@ -26,12 +28,20 @@ bp = Blueprint("jobs", __name__, url_prefix="/jobs")
 @bp.get("/<int:job_id>")
 @requires("read")
 def show(job_id: int) -> JsonResponse:
-    """The job's state, progress (0..1), last message, log tail, error and result; a running job
-    whose worker stopped sending heartbeats is marked failed here."""
+    """The job's state, progress (0..1), last message, log tail, error and result (a round's
+    ``plugin_details``, what failing plugins' endpoints did, only for who may manage the
+    treebank); a running job whose worker stopped sending heartbeats is marked failed here."""
     app = current_app._get_current_object()  # type: ignore[attr-defined]
     if reap_stale_jobs(db.session, stale_seconds(app), job_id=job_id):
         db.session.expire_all()
-    return jsonify(db.get_or_404(Job, job_id).to_dict())
+    job = db.get_or_404(Job, job_id)
+    shown = job.to_dict()
+    treebank = db.session.get(Treebank, job.treebank_id) if job.treebank_id is not None else None
+    owner = treebank is not None and can(current_user, "manage", treebank)
+    if isinstance(shown["result"], dict) and not owner:
+        # what a failing plugin's endpoint answered tells open ports from closed: owners only (#31)
+        shown["result"] = {k: v for k, v in shown["result"].items() if k != "plugin_details"}
+    return jsonify(shown)
 
 
 @bp.post("/<int:job_id>/cancel")

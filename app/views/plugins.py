@@ -7,14 +7,21 @@ Both routes need ``manage`` (:mod:`app.views.access`); which kind of plugin a us
 
 from __future__ import annotations
 
-from flask import Blueprint, flash, redirect, render_template, request, url_for
+from flask import Blueprint, current_app, flash, redirect, render_template, request, url_for
 from flask_login import current_user
 from werkzeug.wrappers import Response as BaseResponse
 
 from app.extensions import db
 from app.forms import PluginForm
 from app.models import Treebank
-from app.services.external import UploadError, external_parsers, find_parser, remove_plugin, set_plugin
+from app.services.external import (
+    UploadError,
+    allowed_hosts,
+    external_parsers,
+    find_parser,
+    remove_plugin,
+    set_plugin,
+)
 from app.services.permissions import plugin_refusal
 from app.views.access import requires
 
@@ -64,7 +71,7 @@ def index(treebank_id: int) -> Page:
         value = (target.data or "").strip()
         set_plugin(db.session, treebank, label=label, timeout=float(form.timeout.data or 0),
                    user=current_user, command=value if kind == "command" else None,
-                   url=value if kind == "http" else None)
+                   url=value if kind == "http" else None, allowed=allowed_hosts(current_app.config))
     except UploadError as error:
         db.session.rollback()
         return _page(treebank, form, error=str(error), status=422)

@@ -107,9 +107,9 @@ def sentence(sentence_id: int) -> JsonResponse:
 
 
 @bp.post("/sentences/<int:sentence_id>/check")
-@requires("read")
+@requires("annotate")
 def check(sentence_id: int) -> JsonResponse:
-    """Validate a tree without saving it."""
+    """Validate a tree without saving it (for who may save one: issue #31)."""
     body = json_body(schemas.TREE)
     return jsonify(check_tree(db.get_or_404(Sentence, sentence_id), body["heads"], body["deprels"]))
 

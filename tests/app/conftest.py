@@ -49,6 +49,7 @@ def app(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator
         "SECRET_KEY": "test",
         "SQLALCHEMY_DATABASE_URI": database_url,
         "WTF_CSRF_ENABLED": False,
+        "PLUGIN_ALLOWED_HOSTS": ["127.0.0.1", "localhost"],  # the plugin tests' local servers (#31)
     })
     with app.app_context():
         upgrade()

@@ -20,6 +20,7 @@ from app.services.external_votes import VoterError, check_voters
 from app.services.trees import latest_versions
 from parsing.conllu_io import HEAD, format_conllu
 from parsing.ensemble.voting import combine_votes
+from parsing.external import UNREACHABLE
 from parsing.types import Parse
 from tests.app.helpers import import_without_dev, run_round
 from tests.http_parser import Servers, chain, servers
@@ -95,8 +96,9 @@ def test_uniform_weight_and_an_http_plugin_voter(
     voted = run_round(app, session, user, treebank, ["graph1"], ensemble="vote-uniform", externals=["web"])
     job = session.scalars(select(Job).order_by(Job.id.desc())).first()
     assert job is not None and job.result is not None
-    assert "down: http://127.0.0.1" in job.result["plugins"]["down"]["error"]
-    assert "answered HTTP 500" in job.result["plugins"]["down"]["error"]
+    assert job.result["plugins"]["down"]["error"] == UNREACHABLE  # what viewers read (#31)
+    assert "down: http://127.0.0.1" in job.result["plugin_details"]["down"]
+    assert "answered HTTP 500" in job.result["plugin_details"]["down"]
     pool, dev = split_ids(session, treebank, "pool"), split_ids(session, treebank, "dev")
     (voter,) = voted.external_voters or []
     assert voter["label"] == "web" and voter["weight"] == 1.0 and voter["sentences"] == len(pool)

@@ -284,7 +284,7 @@ def test_healthz_says_when_no_worker_runs(
 ) -> None:
     inline = client.get("/healthz")
     assert inline.status_code == 200 and inline.get_json()["status"] == "ok"
-    assert inline.get_json()["workers"] == {"required": False, "ok": True, "alive": [],
+    assert inline.get_json()["workers"] == {"required": False, "ok": True, "alive": 0,
                                             "newest_heartbeat": None}
     use_queue(app, monkeypatch, tmp_path, "sqlite")
     alone = client.get("/healthz")

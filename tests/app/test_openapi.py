@@ -75,3 +75,50 @@ def test_the_description_is_published(app: Flask) -> None:
     api_rules = {rule.rule.replace("<int:", "{").replace(">", "}") for rule in app.url_map.iter_rules()
                  if rule.rule.startswith(("/api/", "/jobs/")) and rule.rule != "/api/openapi.json"}
     assert api_rules == set(published["paths"]), "every JSON endpoint is described"
+
+
+# -- issue #31: bodies built to break the reader --------------------------------------------------
+
+
+def _with_nul(value: Any) -> Any:
+    """``value`` with a NUL character added to every string in it."""
+    if isinstance(value, str):
+        return value + "\x00"
+    if isinstance(value, list):
+        return [_with_nul(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _with_nul(item) for key, item in value.items()}
+    return value
+
+
+def _has_string(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(_has_string(item) for item in value.values())
+    if isinstance(value, list):
+        return any(_has_string(item) for item in value)
+    return isinstance(value, str)
+
+
+DEEP = {"heads": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}
+"""A body nesting 41 deep (deeper than ``MAX_DEPTH``), small enough for any JSON encoder."""
+
+
+@schema.parametrize()
+@settings(max_examples=6, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+def test_deep_and_nul_bearing_bodies_are_refused(app: Flask, case: Any, real_ids: dict[str, Any]) -> None:
+    """Every operation with a JSON body, given its generated body with a NUL in every string and a
+    body nesting too deep: a 400 naming why (never a 500, never stored)."""
+    if case.method.upper() != "POST" or not isinstance(case.body, dict):
+        return
+    case.path_parameters = {name: real_ids["path"].get(name, value)
+                            for name, value in (case.path_parameters or {}).items()}
+    original = case.body
+    case.media_type = "application/json"
+    case.headers = {**(case.headers or {}), "Content-Type": "application/json"}
+    for body, why in ((DEEP, "nests lists and objects"), (_with_nul(original), "NUL character")):
+        if why == "NUL character" and not _has_string(original):
+            continue
+        case.body = body
+        response = case.call(app=app, cookies=real_ids["cookies"])
+        assert response.status_code == 400, (case.path, why, response.status_code, response.text[:300])
+        assert why in response.json()["error"]

@@ -12,7 +12,7 @@ from flask.testing import FlaskCliRunner
 from sqlalchemy import select
 
 from app.extensions import db
-from app.models import Membership, Treebank
+from app.models import Membership, Treebank, User
 from tests.app.team_helpers import POOL, TRAIN, build_team, client_as
 
 
@@ -49,10 +49,30 @@ def test_owner_adds_changes_and_removes_members(app: Flask, password_hash: str) 
     assert owner.post(url, data={"username": "stranger", "role": "curator"}).status_code == 302
     assert _roles(app, team.treebank_id)["stranger"] == "curator"
     unknown = owner.post(url, data={"username": "nobody", "role": "viewer"})
-    assert unknown.status_code == 422 and "No user called &#39;nobody&#39;" in unknown.get_data(as_text=True)
+    assert unknown.status_code == 422
+    assert "No active user called &#39;nobody&#39;" in unknown.get_data(as_text=True)
     assert owner.post(url, data={"username": "viewer", "role": "boss"}).status_code == 400
     owner.post(f"{url}/{team.users['stranger']}/remove")
     assert "stranger" not in _roles(app, team.treebank_id)
+
+
+def test_the_add_form_does_not_tell_which_names_exist(app: Flask, password_hash: str) -> None:
+    """A deactivated account and a name nobody has get the same answer (issue #31, finding 11)."""
+    with app.app_context():
+        team = build_team(db.session, password_hash)
+        stranger = db.session.get(User, team.users["stranger"])
+        assert stranger is not None
+        stranger.active = False
+        db.session.commit()
+    owner = client_as(app, team.users["owner"])
+    url = f"/treebanks/{team.treebank_id}/members"
+    answers = {name: owner.post(url, data={"username": name, "role": "viewer"})
+               for name in ("stranger", "strangr")}
+    pages = {name: answer.get_data(as_text=True).replace(name, "NAME") for name, answer in answers.items()}
+    assert {answer.status_code for answer in answers.values()} == {422}
+    assert pages["stranger"] == pages["strangr"]
+    assert "No active user called &#39;NAME&#39;" in pages["stranger"]
+    assert "deactivated" not in pages["stranger"]
 
 
 def test_the_last_owner_stays(app: Flask, password_hash: str) -> None:

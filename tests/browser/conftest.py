@@ -60,7 +60,8 @@ def live_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Flask]:
     app = create_app({"TESTING": True, "SECRET_KEY": "browser", "SQLALCHEMY_DATABASE_URI": url,
                       "JOB_QUEUE": "thread", "MEMBER_PARAMS": FAST_MEMBER_PARAMS,
                       "ENSEMBLE_PARAMS": FAST_ENSEMBLE_PARAMS,
-                      "MODELS_DIR": str(tmp_path_factory.mktemp("models"))})
+                      "MODELS_DIR": str(tmp_path_factory.mktemp("models")),
+                      "PLUGIN_ALLOWED_HOSTS": ["127.0.0.1", "localhost"]})  # the tests' local plugin servers
     with app.app_context():
         upgrade()
         _empty(app)

@@ -65,6 +65,16 @@ def test_owner_configures_an_http_plugin(ui: Any, treebank_id: int, screenshot: 
     alert = ui.locator("#plugin-error").inner_text()
     assert "not saved" in alert and "only http:// and https:// URLs, not ftp://" in alert
     screenshot(ui, "compare-plugin-refused")
+    ui.fill("#url", "http://127.0.0.1:5079/a b")  # issue #31: refused when saving, not at run time
+    ui.click("#plugin-form button[type=submit]")
+    alert = ui.locator("#plugin-error").inner_text()
+    assert "character 24 (' ') may not appear in a URL: percent-encode it (a space is %20)" in alert
+    screenshot(ui, "compare-plugin-bad-url")
+    ui.fill("#url", "http://10.1.2.3/parse")  # a private address the administrator did not allow
+    ui.click("#plugin-form button[type=submit]")
+    alert = ui.locator("#plugin-error").inner_text()
+    assert "10.1.2.3 resolves to 10.1.2.3, a private address; plugins may reach public addresses" in alert
+    screenshot(ui, "compare-plugin-private-address")
     ui.fill("#url", http.start(chain))
     ui.fill("#timeout", "20")
     ui.click("#plugin-form button[type=submit]")
