@@ -13,11 +13,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 
-from parsing.scorer.metrics import universal
-from parsing.scorer.types import ArcTable, BoolArray
+from parsing.scorer.metrics import universal_labels
+from parsing.scorer.types import ArcTable, BoolArray, IntArray, StrArray
 from parsing.types import NO_HEAD, Parse, Sentence
 
 Tree = Sentence | Parse
@@ -51,6 +52,16 @@ class Difference:
     heads: int
     labels: int
     """Words with the same head but another universal label."""
+
+
+def _flat(trees: Sequence[Tree]) -> tuple[IntArray, StrArray, IntArray]:
+    """Heads ``(W,)`` and universal labels ``(W,)`` of words 1..n of every tree, concatenated,
+    and each tree's number of words ``(S,)``."""
+    lengths = np.array([len(tree) for tree in trees], dtype=np.intp)
+    if not trees:
+        return np.zeros(0, dtype=np.intp), universal_labels([]), lengths
+    heads = np.concatenate([np.asarray(tree.heads[1:], dtype=np.intp) for tree in trees])
+    return heads, universal_labels(tree.deprels for tree in trees), lengths
 
 
 def _check_parallel(first: Sequence[Tree], second: Sequence[Tree]) -> None:
@@ -88,18 +99,22 @@ def oracle_parses(gold: Sequence[Sentence], systems: Sequence[Sequence[Tree]]) -
         raise ValueError("the oracle needs at least one system")
     for system in systems:
         _check_parallel(gold, system)
-    result = []
-    for index, sentence in enumerate(gold):
-        trees = [system[index] for system in systems]
-        heads = np.full(len(sentence) + 1, NO_HEAD, dtype=np.intp)
-        deprels = [""] * (len(sentence) + 1)
-        for word in range(1, len(sentence) + 1):
-            right_head = [t for t in trees if t.heads[word] == sentence.heads[word]]
-            right_arc = [t for t in right_head
-                         if universal(t.deprels[word]) == universal(sentence.deprels[word])]
-            chosen = (right_arc or right_head or trees)[0]
-            heads[word], deprels[word] = chosen.heads[word], chosen.deprels[word]
-        result.append(Parse(heads=heads, deprels=deprels))
+    gold_heads, gold_labels, lengths = _flat(gold)
+    heads = np.stack([_flat(system)[0] for system in systems])  # shape (systems, W)
+    labels = np.stack([_flat(system)[1] for system in systems])
+    raw = np.array([list(chain.from_iterable(tree.deprels[1:] for tree in system)) for system in systems],
+                   dtype=object).reshape(len(systems), len(gold_heads))
+    right_head = heads == gold_heads
+    right_arc = right_head & (labels == gold_labels)
+    chosen = np.where(right_arc.any(axis=0), right_arc.argmax(axis=0),
+                      np.where(right_head.any(axis=0), right_head.argmax(axis=0), 0))  # shape (W,)
+    words = np.arange(len(gold_heads))
+    chosen_heads, chosen_labels = heads[chosen, words], raw[chosen, words].tolist()
+    result, offset = [], 0
+    for n in lengths.tolist():
+        result.append(Parse(heads=np.array([NO_HEAD, *chosen_heads[offset:offset + n]], dtype=np.intp),
+                            deprels=["", *chosen_labels[offset:offset + n]]))
+        offset += n
     return result
 
 
@@ -113,15 +128,10 @@ def agreement(first: Sequence[Tree], second: Sequence[Tree]) -> Agreement:
         Agreement(words=2, same_head=2, same_arc=1)
     """
     _check_parallel(first, second)
-    words = same_head = same_arc = 0
-    for a, b in zip(first, second, strict=True):
-        heads = a.heads[1:] == b.heads[1:]
-        labels = np.array([universal(x) == universal(y)
-                           for x, y in zip(a.deprels[1:], b.deprels[1:], strict=True)], dtype=bool)
-        words += len(a)
-        same_head += int(heads.sum())
-        same_arc += int((heads & labels).sum())
-    return Agreement(words, same_head, same_arc)
+    heads_a, labels_a, _ = _flat(first)
+    heads_b, labels_b, _ = _flat(second)
+    same_head = heads_a == heads_b
+    return Agreement(len(heads_a), int(same_head.sum()), int((same_head & (labels_a == labels_b)).sum()))
 
 
 def unique_correct(tables: Mapping[str, ArcTable]) -> dict[str, tuple[int, int]]:
@@ -168,8 +178,7 @@ def label_confusion(first: Sequence[Tree], second: Sequence[Tree]) -> Counter[tu
         [(('nsubj', 'obj'), 1), (('root', 'root'), 1)]
     """
     _check_parallel(first, second)
-    return Counter((universal(x), universal(y)) for a, b in zip(first, second, strict=True)
-                   for x, y in zip(a.deprels[1:], b.deprels[1:], strict=True))
+    return Counter(zip(_flat(first)[1].tolist(), _flat(second)[1].tolist(), strict=True))
 
 
 def differences(first: Sequence[Tree], second: Sequence[Tree]) -> list[Difference]:
@@ -183,14 +192,15 @@ def differences(first: Sequence[Tree], second: Sequence[Tree]) -> list[Differenc
         [Difference(index=1, words=2, heads=2, labels=0)]
     """
     _check_parallel(first, second)
-    found = []
-    for index, (a, b) in enumerate(zip(first, second, strict=True)):
-        heads = a.heads[1:] != b.heads[1:]
-        labels = sum(1 for word in np.flatnonzero(~heads)
-                     if universal(a.deprels[word + 1]) != universal(b.deprels[word + 1]))
-        if heads.any() or labels:
-            found.append(Difference(index, len(a), int(heads.sum()), labels))
-    return found
+    heads_a, labels_a, lengths = _flat(first)
+    heads_b, labels_b, _ = _flat(second)
+    sentence = np.repeat(np.arange(len(lengths)), lengths)  # shape (W,): each word's sentence
+    other_head = heads_a != heads_b
+    other_label = ~other_head & (labels_a != labels_b)
+    heads = np.bincount(sentence[other_head], minlength=len(lengths))
+    labels = np.bincount(sentence[other_label], minlength=len(lengths))
+    return [Difference(index, int(lengths[index]), int(heads[index]), int(labels[index]))
+            for index in np.flatnonzero((heads > 0) | (labels > 0)).tolist()]
 
 
 def best_per_row(table: Mapping[str, Mapping[str, float | None]], *, min_words: int = 1,

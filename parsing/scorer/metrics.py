@@ -32,8 +32,9 @@ the JSON conversion in :mod:`parsing.scorer.report`, the shared data types in
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -179,11 +180,11 @@ def arc_table(
     position = _concat([np.arange(1, n + 1, dtype=np.intp) for n in lengths])
     gold_heads = _concat([s.heads[1:] for s in gold])
     system_heads = _concat([s.heads[1:] for s in system])
-    gold_deprels = _labels([universal(r) for s in gold for r in s.deprels[1:]])
-    system_deprels = _labels([universal(r) for s in system for r in s.deprels[1:]])
-    gold_upos = _labels([tag for s in gold for tag in s.upos[1:]])
+    gold_deprels = universal_labels(s.deprels for s in gold)
+    system_deprels = universal_labels(s.deprels for s in system)
+    gold_upos = _labels(list(chain.from_iterable(s.upos[1:] for s in gold)))
     tagged = all(s.upos is not None for s in system)
-    system_upos = _labels([t for s in system for t in (s.upos or [])[1:]]) if tagged else None
+    system_upos = _labels(list(chain.from_iterable((s.upos or [])[1:] for s in system))) if tagged else None
     table = ArcTable(
         word_sentence, position, lengths, gold_heads, system_heads,
         gold_deprels, system_deprels, gold_upos, system_upos,
@@ -198,6 +199,22 @@ def arc_table(
 
 def _concat(parts: Sequence[NDArray[Any]]) -> IntArray:
     return np.concatenate(parts).astype(np.intp) if parts else np.zeros(0, dtype=np.intp)
+
+
+def universal_labels(deprels: Iterable[Sequence[str]]) -> StrArray:
+    """The universal labels of words 1..n of each sentence's ``deprels`` (ROOT's entry dropped),
+    concatenated: shape ``(W,)``. Each distinct label is split once, so this costs one array
+    conversion and one sort of the ``W`` labels rather than ``W`` Python calls.
+
+    Examples:
+        >>> universal_labels([["", "nmod:poss", "root"], ["", "punct"]]).tolist()
+        ['nmod', 'root', 'punct']
+    """
+    raw = _labels(list(chain.from_iterable(labels[1:] for labels in deprels)))
+    if not len(raw):
+        return raw
+    distinct, inverse = np.unique(raw, return_inverse=True)
+    return _labels([universal(str(label)) for label in distinct])[inverse.reshape(-1)]
 
 
 def _labels(values: list[str]) -> StrArray:
@@ -282,11 +299,16 @@ def evaluate(
         >>> evaluate(gold, gold).las.f1
         1.0
     """
-    table = arc_table(gold, system, exclude_punct=exclude_punct)
+    return evaluate_table(arc_table(gold, system, exclude_punct=exclude_punct), exclude_punct=exclude_punct)
+
+
+def evaluate_table(table: ArcTable, *, exclude_punct: bool = False) -> Evaluation:
+    """:func:`evaluate` of an arc table already made by :func:`arc_table` (with the same
+    ``exclude_punct``): a caller that needs the table too lines the words up once."""
     total = attachment(table)
     return Evaluation(
         words=len(table),
-        sentences=len(gold),
+        sentences=len(table.sentence_lengths),
         uas=Score(total.uas_correct, total.words, total.words),
         las=Score(total.las_correct, total.words, total.words),
         clas=clas_score(table),
