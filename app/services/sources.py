@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -48,11 +48,15 @@ class Trees:
     source: str
     trees: dict[int, TreeVersion]
     rounds: dict[int, int | None]
+    _parses: dict[int, Parse] = field(default_factory=dict, repr=False, compare=False)
 
     def parse(self, sentence_id: int) -> Parse:
         """The tree of ``sentence_id`` as a :class:`~parsing.types.Parse` (unknown heads -1; the
-        UPOS its parser predicted, when it tagged)."""
-        return parse_of_version(self.trees[sentence_id])
+        UPOS its parser predicted, when it tagged); made once per sentence (the trees are fixed)."""
+        found = self._parses.get(sentence_id)
+        if found is None:
+            found = self._parses[sentence_id] = parse_of_version(self.trees[sentence_id])
+        return found
 
     @property
     def round_numbers(self) -> list[int]:
