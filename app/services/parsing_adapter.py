@@ -10,6 +10,7 @@ import math
 from collections.abc import Sequence
 from itertools import groupby
 from operator import attrgetter
+from typing import Protocol
 
 import numpy as np
 from sqlalchemy import select
@@ -22,6 +23,16 @@ from parsing.types import NO_HEAD, ROOT, Parse
 from parsing.types import Sentence as ParsingSentence
 
 
+class WordColumns(Protocol):
+    """What a sentence is made of: a word token's columns (a :class:`~app.models.Token` or a row)."""
+
+    form: str
+    lemma: str
+    upos: str
+    xpos: str
+    feats: str
+
+
 def load_sentences(
     session: DbSession, sentence_ids: Sequence[int], trees: dict[int, TreeVersion] | None = None
 ) -> list[ParsingSentence]:
@@ -32,8 +43,9 @@ def load_sentences(
     """
     if not sentence_ids:
         return []
-    rows = session.scalars(
-        select(Token).where(Token.sentence_id.in_(sentence_ids), Token.word.is_not(None))
+    rows = session.execute(  # the columns only: ORM objects for every token cost more than the query
+        select(Token.sentence_id, Token.form, Token.lemma, Token.upos, Token.xpos, Token.feats)
+        .where(Token.sentence_id.in_(sentence_ids), Token.word.is_not(None))
         .order_by(Token.sentence_id, Token.position)
     )
     words = {sid: list(group) for sid, group in groupby(rows, key=attrgetter("sentence_id"))}
@@ -59,7 +71,7 @@ def partial_trees(session: DbSession, sentence_ids: list[int]) -> list[tuple[int
     return [(sid, sentence) for sid, sentence in with_trees(session, list(trees), trees) if sentence.partial]
 
 
-def _sentence(tokens: list[Token], tree: TreeVersion | None) -> ParsingSentence:
+def _sentence(tokens: Sequence[WordColumns], tree: TreeVersion | None) -> ParsingSentence:
     """The words with the tree's arcs and, for an annotation, the word columns its annotator set."""
     n = len(tokens)
     heads = [NO_HEAD] * n if tree is None else [NO_HEAD if h is None else int(h) for h in tree.heads]
