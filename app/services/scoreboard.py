@@ -34,7 +34,7 @@ from app.services.sources import (
     words_of,
 )
 from parsing.scorer.breakdowns import by_arc_direction
-from parsing.scorer.compare import Agreement, agreement, best_per_row, oracle_parses, unique_correct
+from parsing.scorer.compare import Agreement, agreement_matrix, best_per_row, oracle_parses, unique_correct
 from parsing.scorer.intervals import bootstrap_intervals
 from parsing.scorer.metrics import Evaluation, arc_table, evaluate_table
 from parsing.scorer.report import evaluation_to_dict
@@ -203,10 +203,7 @@ def _compare_parsers(board: Scoreboard, gold: Mapping[int, ParsingSentence], com
         oracle = oracle_parses(references, list(parses.values()))
         tables[ORACLE] = ScoredTable(tuple(common), _add(board, ORACLE, "oracle", references, oracle, [])[1])
     names = list(parses)
-    for i, first in enumerate(names):
-        for second in names[i + 1:]:
-            board.agreement[(first, second)] = board.agreement[(second, first)] = agreement(
-                parses[first], parses[second])
+    board.agreement = agreement_matrix(parses)
     same = tuple(common)
     board.unique = unique_correct({
         name: tables[name].table if name in tables and tables[name].sentence_ids == same

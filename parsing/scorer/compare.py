@@ -134,6 +134,30 @@ def agreement(first: Sequence[Tree], second: Sequence[Tree]) -> Agreement:
     return Agreement(len(heads_a), int(same_head.sum()), int((same_head & (labels_a == labels_b)).sum()))
 
 
+def agreement_matrix(systems: Mapping[str, Sequence[Tree]]) -> dict[tuple[str, str], Agreement]:
+    """:func:`agreement` of every pair of systems, both ways round (``(a, b)`` and ``(b, a)``),
+    each system's words lined up once.
+
+    Examples:
+        >>> a = [Parse(heads=np.array([-1, 2, 0]), deprels=["", "nsubj", "root"])]
+        >>> b = [Parse(heads=np.array([-1, 2, 0]), deprels=["", "obj", "root"])]
+        >>> agreement_matrix({"a": a, "b": b})[("b", "a")]
+        Agreement(words=2, same_head=2, same_arc=1)
+    """
+    names = list(systems)
+    for name in names[1:]:
+        _check_parallel(systems[names[0]], systems[name])
+    flat = {name: _flat(trees) for name, trees in systems.items()}
+    result = {}
+    for i, first in enumerate(names):
+        for second in names[i + 1:]:
+            same_head = flat[first][0] == flat[second][0]
+            same_arc = same_head & (flat[first][1] == flat[second][1])
+            result[(first, second)] = result[(second, first)] = Agreement(
+                len(same_head), int(same_head.sum()), int(same_arc.sum()))
+    return result
+
+
 def unique_correct(tables: Mapping[str, ArcTable]) -> dict[str, tuple[int, int]]:
     """Per system, ``(heads, arcs)`` it alone got right: words whose head (head and universal
     label) no other system in ``tables`` got right.
