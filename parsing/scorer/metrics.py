@@ -172,13 +172,14 @@ def arc_table(
             gold sentence without a tree.
     """
     check_same_words(gold, system)
-    for index, sentence in enumerate(gold):
-        if not sentence.has_tree:
-            raise ValueError(f"gold sentence {index + 1} has words without a head")
     lengths = np.array([len(sentence) for sentence in gold], dtype=np.intp)
     word_sentence = np.repeat(np.arange(len(gold), dtype=np.intp), lengths)
-    position = _concat([np.arange(1, n + 1, dtype=np.intp) for n in lengths])
     gold_heads = _concat([s.heads[1:] for s in gold])
+    if (gold_heads < 0).any():
+        index = int(word_sentence[np.argmax(gold_heads < 0)])
+        raise ValueError(f"gold sentence {index + 1} has words without a head")
+    starts = np.cumsum(lengths) - lengths  # each sentence's first word in the table
+    position = np.arange(1, len(word_sentence) + 1, dtype=np.intp) - np.repeat(starts, lengths)
     system_heads = _concat([s.heads[1:] for s in system])
     gold_deprels = universal_labels(s.deprels for s in gold)
     system_deprels = universal_labels(s.deprels for s in system)
