@@ -127,11 +127,7 @@ def agreement(first: Sequence[Tree], second: Sequence[Tree]) -> Agreement:
         >>> agreement(a, b)
         Agreement(words=2, same_head=2, same_arc=1)
     """
-    _check_parallel(first, second)
-    heads_a, labels_a, _ = _flat(first)
-    heads_b, labels_b, _ = _flat(second)
-    same_head = heads_a == heads_b
-    return Agreement(len(heads_a), int(same_head.sum()), int((same_head & (labels_a == labels_b)).sum()))
+    return pair_report(first, second).agreement
 
 
 def agreement_matrix(systems: Mapping[str, Sequence[Tree]]) -> dict[tuple[str, str], Agreement]:
@@ -201,8 +197,7 @@ def label_confusion(first: Sequence[Tree], second: Sequence[Tree]) -> Counter[tu
         >>> sorted(label_confusion(a, b).items())
         [(('nsubj', 'obj'), 1), (('root', 'root'), 1)]
     """
-    _check_parallel(first, second)
-    return Counter(zip(_flat(first)[1].tolist(), _flat(second)[1].tolist(), strict=True))
+    return pair_report(first, second).confusion
 
 
 def differences(first: Sequence[Tree], second: Sequence[Tree]) -> list[Difference]:
@@ -215,16 +210,40 @@ def differences(first: Sequence[Tree], second: Sequence[Tree]) -> list[Differenc
         >>> differences(a, b)
         [Difference(index=1, words=2, heads=2, labels=0)]
     """
+    return pair_report(first, second).differences
+
+
+@dataclass(frozen=True, slots=True)
+class PairReport:
+    """:func:`agreement`, :func:`label_confusion` and :func:`differences` of two parsers."""
+
+    agreement: Agreement
+    confusion: Counter[tuple[str, str]]
+    differences: list[Difference]
+
+
+def pair_report(first: Sequence[Tree], second: Sequence[Tree]) -> PairReport:
+    """Agreement, label confusion and differing sentences of two parsers over parallel lists,
+    each parser's words lined up once.
+
+    Examples:
+        >>> a = [Parse(heads=np.array([-1, 2, 0]), deprels=["", "nsubj", "root"])]
+        >>> b = [Parse(heads=np.array([-1, 2, 0]), deprels=["", "obj", "root"])]
+        >>> pair_report(a, b).differences
+        [Difference(index=0, words=2, heads=0, labels=1)]
+    """
     _check_parallel(first, second)
     heads_a, labels_a, lengths = _flat(first)
     heads_b, labels_b, _ = _flat(second)
+    same_head, same_label = heads_a == heads_b, labels_a == labels_b
+    agreed = Agreement(len(heads_a), int(same_head.sum()), int((same_head & same_label).sum()))
+    confusion = Counter(zip(labels_a.tolist(), labels_b.tolist(), strict=True))
     sentence = np.repeat(np.arange(len(lengths)), lengths)  # shape (W,): each word's sentence
-    other_head = heads_a != heads_b
-    other_label = ~other_head & (labels_a != labels_b)
-    heads = np.bincount(sentence[other_head], minlength=len(lengths))
-    labels = np.bincount(sentence[other_label], minlength=len(lengths))
-    return [Difference(index, int(lengths[index]), int(heads[index]), int(labels[index]))
-            for index in np.flatnonzero((heads > 0) | (labels > 0)).tolist()]
+    heads = np.bincount(sentence[~same_head], minlength=len(lengths))
+    labels = np.bincount(sentence[same_head & ~same_label], minlength=len(lengths))
+    differing = [Difference(index, int(lengths[index]), int(heads[index]), int(labels[index]))
+                 for index in np.flatnonzero((heads > 0) | (labels > 0)).tolist()]
+    return PairReport(agreed, confusion, differing)
 
 
 def best_per_row(table: Mapping[str, Mapping[str, float | None]], *, min_words: int = 1,
