@@ -34,7 +34,7 @@ from app.services.sources import (
     words_of,
 )
 from parsing.scorer.breakdowns import by_arc_direction
-from parsing.scorer.compare import Agreement, agreement_matrix, best_per_row, oracle_parses, unique_correct
+from parsing.scorer.compare import Agreement, agreement_matrix, best_per_row, oracle_table, unique_correct
 from parsing.scorer.intervals import bootstrap_intervals
 from parsing.scorer.metrics import Evaluation, arc_table, evaluate_table
 from parsing.scorer.report import evaluation_to_dict
@@ -164,10 +164,14 @@ def _add(board: Scoreboard, name: str, kind: str, gold: Sequence[ParsingSentence
          rounds: list[int]) -> tuple[SourceScore, ArcTable]:
     """Score one source (its bootstrap intervals come later, from :func:`_add_intervals`)."""
     table = arc_table(gold, parses)
+    return _add_table(board, name, kind, table, rounds), table
+
+
+def _add_table(board: Scoreboard, name: str, kind: str, table: ArcTable, rounds: list[int]) -> SourceScore:
     entry = SourceScore(name, kind, evaluate_table(table), rounds, by_arc_direction(table))
     board.sources.append(entry)
     board.label_correct[name] = int((table.gold_deprels == table.system_deprels).sum())
-    return entry, table
+    return entry
 
 
 def _add_intervals(board: Scoreboard, tables: Mapping[str, ScoredTable]) -> None:
@@ -199,15 +203,15 @@ def _compare_parsers(board: Scoreboard, gold: Mapping[int, ParsingSentence], com
         return
     references = [gold[sid] for sid in common]
     parses = {name: [source.parse(sid) for sid in common] for name, source in trees.items()}
-    if len(parses) > 1:
-        oracle = oracle_parses(references, list(parses.values()))
-        tables[ORACLE] = ScoredTable(tuple(common), _add(board, ORACLE, "oracle", references, oracle, [])[1])
-    names = list(parses)
-    board.agreement = agreement_matrix(parses)
     same = tuple(common)
-    board.unique = unique_correct({
-        name: tables[name].table if name in tables and tables[name].sentence_ids == same
-        else arc_table(references, parses[name]) for name in names})
+    on_common = {name: tables[name].table if name in tables and tables[name].sentence_ids == same
+                 else arc_table(references, parses[name]) for name in parses}
+    if len(parses) > 1:
+        oracle = oracle_table(list(on_common.values()))
+        _add_table(board, ORACLE, "oracle", oracle, [])
+        tables[ORACLE] = ScoredTable(same, oracle)
+    board.agreement = agreement_matrix(parses)
+    board.unique = unique_correct(on_common)
 
 
 @dataclass(frozen=True)

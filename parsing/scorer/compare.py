@@ -118,6 +118,36 @@ def oracle_parses(gold: Sequence[Sentence], systems: Sequence[Sequence[Tree]]) -
     return result
 
 
+def oracle_table(tables: Sequence[ArcTable]) -> ArcTable:
+    """The arc table of :func:`oracle_parses` made from the systems' arc tables over the same gold
+    words (same order): the same choice per word (the first system with the right head and
+    universal label, else the first with the right head, else the first), without building parses.
+
+    Examples:
+        >>> from parsing.scorer.metrics import arc_table
+        >>> gold = [Sentence.from_words(["a", "b"], heads=[2, 0], deprels=["nsubj", "root"])]
+        >>> one = [Parse(heads=np.array([-1, 2, 0]), deprels=["", "obj", "root"])]
+        >>> two = [Parse(heads=np.array([-1, 0, 1]), deprels=["", "root", "nsubj"])]
+        >>> oracle_table([arc_table(gold, two), arc_table(gold, one)]).system_deprels.tolist()
+        ['obj', 'root']
+    """
+    if not tables:
+        raise ValueError("the oracle needs at least one system")
+    if len({len(table) for table in tables}) != 1:
+        raise ValueError("every table must score the same words")
+    right_head = np.stack([table.head_correct for table in tables])  # shape (systems, W)
+    right_arc = np.stack([table.label_correct for table in tables])
+    chosen = np.where(right_arc.any(axis=0), right_arc.argmax(axis=0),
+                      np.where(right_head.any(axis=0), right_head.argmax(axis=0), 0))  # shape (W,)
+    words = np.arange(len(chosen))
+    first = tables[0]
+    return ArcTable(
+        first.sentence, first.position, first.sentence_lengths, first.gold_heads,
+        np.stack([table.system_heads for table in tables])[chosen, words], first.gold_deprels,
+        np.stack([table.system_deprels for table in tables])[chosen, words], first.gold_upos, None,
+    )  # fmt: skip
+
+
 def agreement(first: Sequence[Tree], second: Sequence[Tree]) -> Agreement:
     """How often two parsers agree, word by word, over parallel lists of parses.
 
