@@ -29,7 +29,7 @@ from app.services.sources import (
     words_of,
 )
 from parsing.scorer.compare import Agreement, Difference, pair_report
-from parsing.scorer.metrics import Evaluation, arc_table, evaluate_table
+from parsing.scorer.metrics import Evaluation, arc_tables, evaluate_table
 from parsing.scorer.significance import PairedComparison, compare_tables
 from parsing.types import Parse
 from parsing.types import Sentence as ParsingSentence
@@ -111,7 +111,7 @@ def _score(result: Comparison, gold: Mapping[int, ParsingSentence], both: list[i
         return
     reference = [gold[sid] for sid in scored]
     system_a, system_b = [parses_a[sid] for sid in scored], [parses_b[sid] for sid in scored]
-    table_a, table_b = arc_table(reference, system_a), arc_table(reference, system_b)  # each made once
+    table_a, table_b = arc_tables(reference, [system_a, system_b])  # each made once, gold lined up once
     result.scores = {result.a: evaluate_table(table_a), result.b: evaluate_table(table_b)}
     if result.against not in (result.a, result.b):
         result.tests = compare_tables(table_a, table_b, resamples=resamples, seed=0)

@@ -36,10 +36,9 @@ from app.services.sources import (
 from parsing.scorer.breakdowns import by_arc_direction
 from parsing.scorer.compare import Agreement, agreement_matrix, best_per_row, oracle_table, unique_correct
 from parsing.scorer.intervals import bootstrap_intervals
-from parsing.scorer.metrics import Evaluation, arc_table, evaluate_table
+from parsing.scorer.metrics import Evaluation, arc_table, arc_tables, evaluate_table
 from parsing.scorer.report import evaluation_to_dict
 from parsing.scorer.types import ArcTable, Attachment
-from parsing.types import Parse
 from parsing.types import Sentence as ParsingSentence
 
 ORACLE = "oracle"
@@ -128,10 +127,7 @@ def scoreboard(
     for name in extra:
         trees[name] = load_trees(session, treebank, scored, name)
         kinds[name] = "ensemble" if name == "ensemble" else "reference"
-    tables: dict[str, ScoredTable] = {}
-    for name, source in trees.items():
-        if _score_source(board, gold, scored, name, kinds[name], source, tables) is None:
-            kinds.pop(name)
+    tables = _score_sources(board, gold, scored, trees, kinds)
     _compare_parsers(board, gold, [sid for sid in scored if all(sid in trees[n].trees for n in names)],
                      {name: trees[name] for name in names}, tables)
     _add_intervals(board, tables)
@@ -148,26 +144,28 @@ class ScoredTable:
     table: ArcTable
 
 
-def _score_source(board: Scoreboard, gold: Mapping[int, ParsingSentence], scored: Sequence[int], name: str,
-                  kind: str, source: Trees, tables: dict[str, ScoredTable]) -> SourceScore | None:
-    have = [sid for sid in scored if sid in source.trees and len(source.trees[sid].heads) == len(gold[sid])]
-    if not have:
-        return None
-    parses = [source.parse(sid) for sid in have]
-    rounds = [] if kind == "external" else source.round_numbers  # uploads come from no round
-    entry, table = _add(board, name, kind, [gold[sid] for sid in have], parses, rounds)
-    tables[name] = ScoredTable(tuple(have), table)
-    return entry
-
-
-def _add(board: Scoreboard, name: str, kind: str, gold: Sequence[ParsingSentence], parses: Sequence[Parse],
-         rounds: list[int]) -> tuple[SourceScore, ArcTable]:
-    """Score one source (its bootstrap intervals come later, from :func:`_add_intervals`)."""
-    table = arc_table(gold, parses)
-    return _add_table(board, name, kind, table, rounds), table
+def _score_sources(board: Scoreboard, gold: Mapping[int, ParsingSentence], scored: Sequence[int],
+                   trees: Mapping[str, Trees], kinds: Mapping[str, str]) -> dict[str, ScoredTable]:
+    """Score each source on the scored sentences it has a whole tree for (sources with the same
+    sentences share one lining-up of the gold words); a source with none is left out."""
+    have: dict[tuple[int, ...], list[str]] = {}
+    for name, source in trees.items():
+        ids = tuple(sid for sid in scored
+                    if sid in source.trees and len(source.trees[sid].heads) == len(gold[sid]))
+        if ids:
+            have.setdefault(ids, []).append(name)
+    tables = {}
+    for ids, names in have.items():
+        systems = [[trees[name].parse(sid) for sid in ids] for name in names]
+        for name, table in zip(names, arc_tables([gold[sid] for sid in ids], systems), strict=True):
+            rounds = [] if kinds[name] == "external" else trees[name].round_numbers  # uploads: no round
+            _add_table(board, name, kinds[name], table, rounds)
+            tables[name] = ScoredTable(ids, table)
+    return tables
 
 
 def _add_table(board: Scoreboard, name: str, kind: str, table: ArcTable, rounds: list[int]) -> SourceScore:
+    """Score one source (its bootstrap intervals come later, from :func:`_add_intervals`)."""
     entry = SourceScore(name, kind, evaluate_table(table), rounds, by_arc_direction(table))
     board.sources.append(entry)
     board.label_correct[name] = int((table.gold_deprels == table.system_deprels).sum())

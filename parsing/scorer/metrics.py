@@ -171,7 +171,22 @@ def arc_table(
         ValueError: different sentences or words (see :func:`check_same_words`), or a
             gold sentence without a tree.
     """
-    check_same_words(gold, system)
+    return arc_tables(gold, [system], exclude_punct=exclude_punct)[0]
+
+
+def arc_tables(
+    gold: Sequence[Sentence],
+    systems: Sequence[Sequence[Sentence | Parse]],
+    *,
+    exclude_punct: bool = False,
+) -> list[ArcTable]:
+    """:func:`arc_table` of each system against the same gold, the gold words lined up once.
+
+    Raises:
+        ValueError: as :func:`arc_table` (the first system that differs from gold).
+    """
+    for system in systems:
+        check_same_words(gold, system)
     lengths = np.array([len(sentence) for sentence in gold], dtype=np.intp)
     word_sentence = np.repeat(np.arange(len(gold), dtype=np.intp), lengths)
     gold_heads = _concat([s.heads[1:] for s in gold])
@@ -180,22 +195,21 @@ def arc_table(
         raise ValueError(f"gold sentence {index + 1} has words without a head")
     starts = np.cumsum(lengths) - lengths  # each sentence's first word in the table
     position = np.arange(1, len(word_sentence) + 1, dtype=np.intp) - np.repeat(starts, lengths)
-    system_heads = _concat([s.heads[1:] for s in system])
     gold_deprels = universal_labels(s.deprels for s in gold)
-    system_deprels = universal_labels(s.deprels for s in system)
     gold_upos = _labels(list(chain.from_iterable(s.upos[1:] for s in gold)))
-    tagged = all(s.upos is not None for s in system)
-    system_upos = _labels(list(chain.from_iterable((s.upos or [])[1:] for s in system))) if tagged else None
-    table = ArcTable(
-        word_sentence, position, lengths, gold_heads, system_heads,
-        gold_deprels, system_deprels, gold_upos, system_upos,
-    )  # fmt: skip
-    if not exclude_punct:
-        return table
-    punct = np.array(
+    keep = None if not exclude_punct else ~np.array(
         [is_punctuation(u, r) for u, r in zip(gold_upos, gold_deprels, strict=True)], dtype=bool
     )
-    return _select(table, ~punct)
+    tables = []
+    for system in systems:
+        tagged = all(s.upos is not None for s in system)
+        table = ArcTable(
+            word_sentence, position, lengths, gold_heads, _concat([s.heads[1:] for s in system]),
+            gold_deprels, universal_labels(s.deprels for s in system), gold_upos,
+            _labels(list(chain.from_iterable((s.upos or [])[1:] for s in system))) if tagged else None,
+        )  # fmt: skip
+        tables.append(table if keep is None else _select(table, keep))
+    return tables
 
 
 def _concat(parts: Sequence[NDArray[Any]]) -> IntArray:
