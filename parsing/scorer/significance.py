@@ -123,6 +123,21 @@ def paired_bootstrap(
     return _paired_bootstraps((a - b)[None, :], n, resamples, seed, confidence)[0]
 
 
+def resample_counts(rng: np.random.Generator, sentences: int, size: int) -> NDArray[np.float64]:
+    """How often each of ``sentences`` sentences is drawn in each of ``size`` bootstrap resamples
+    (``sentences`` draws with replacement): shape ``(size, S)``. The multinomial's distribution,
+    drawn as uniform picks counted by one ``bincount`` (about four times faster than
+    ``rng.multinomial`` for hundreds of sentences).
+
+    Examples:
+        >>> resample_counts(np.random.default_rng(0), 5, 3).sum(axis=1).tolist()
+        [5.0, 5.0, 5.0]
+    """
+    picks = rng.integers(0, sentences, size=(size, sentences)) + sentences * np.arange(size)[:, None]
+    counts = np.bincount(picks.reshape(-1), minlength=size * sentences).reshape(size, sentences)
+    return counts.astype(np.float64)
+
+
 def _paired_bootstraps(diffs: NDArray[np.int64], n: NDArray[np.int64], resamples: int, seed: int | None,
                        confidence: float) -> list[Bootstrap]:
     """:func:`paired_bootstrap` of each row of ``diffs`` (``(K, S)``: ``correct_a - correct_b``)
@@ -134,12 +149,12 @@ def _paired_bootstraps(diffs: NDArray[np.int64], n: NDArray[np.int64], resamples
     sentences = len(n)
     observed = diffs.sum(axis=1) / n.sum()  # shape (K,)
     deltas = np.empty((len(diffs), resamples))
+    diffs_f, n_f = diffs.astype(np.float64), n.astype(np.float64)  # exact: counts < 2**53
     for start in range(0, resamples, _CHUNK):
         size = min(_CHUNK, resamples - start)
-        # weights[k, i]: times sentence i is drawn in resample k; shape (size, S)
-        weights = rng.multinomial(sentences, np.full(sentences, 1.0 / sentences), size=size)
-        total = weights @ n
-        deltas[:, start:start + size] = (diffs @ weights.T) / np.maximum(total, 1)
+        weights = resample_counts(rng, sentences, size)  # (size, S): times each sentence is drawn
+        total = weights @ n_f
+        deltas[:, start:start + size] = (diffs_f @ weights.T) / np.maximum(total, 1)
     tolerance = 1e-12
     tail = (1.0 - confidence) / 2.0
     results = []
