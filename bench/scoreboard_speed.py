@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import json
+import os
 import platform
 import pstats
 import statistics
@@ -190,6 +191,7 @@ def main() -> None:
                         "sentences": sentences, "words": words, "members": list(members), "n": options.n,
                         "median_ms": round(median, 1), "p90_ms": round(p90, 1),
                         "median_cpu_ms": round(statistics.median(cpu), 1),
+                        "load_1min": round(os.getloadavg()[0], 2),
                         "python": platform.python_version()}) + "\n")
 
 
