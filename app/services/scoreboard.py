@@ -4,7 +4,7 @@ parsers scored against ``gold`` or ``reviewed`` trees, and which source to trust
 Scores follow the CoNLL 2018 conventions of :func:`parsing.scorer.metrics.evaluate` (the numbers
 of ``python -m parsing evaluate`` on exported files). Each source is scored on the sentences
 that have both a reference tree and a tree from it; the *oracle* (a word is right when any
-parser has it right, :func:`parsing.scorer.compare.oracle_parses`), the agreement matrix and the
+parser has it right, :func:`parsing.scorer.compare.oracle_table`), the agreement matrix and the
 unique-correct arcs use the sentences every parser has a tree for (``common``).
 """
 
