@@ -36,7 +36,7 @@ from numpy.typing import ArrayLike, NDArray
 from parsing.scorer.metrics import ArcTable, arc_table
 from parsing.types import Parse, Sentence
 
-_CHUNK = 1000  # resamples drawn at once: memory is CHUNK x S integers
+_CHUNK = 250  # resamples drawn at once: memory is a few CHUNK x S arrays (results do not depend on it)
 
 
 @dataclass(frozen=True, slots=True)
