@@ -28,9 +28,9 @@ from app.services.sources import (
     split_sentence_ids,
     words_of,
 )
-from parsing.scorer.compare import Agreement, Difference, agreement, differences, label_confusion
-from parsing.scorer.metrics import Evaluation, evaluate
-from parsing.scorer.significance import PairedComparison, compare
+from parsing.scorer.compare import Agreement, Difference, pair_report
+from parsing.scorer.metrics import Evaluation, arc_tables, evaluate_table
+from parsing.scorer.significance import PairedComparison, compare_tables
 from parsing.types import Parse
 from parsing.types import Sentence as ParsingSentence
 
@@ -93,9 +93,10 @@ def compare_sources(
     parses_b = [second.parse(sid) for sid in both]
     info = {sid: (sent_id, text) for sid, sent_id, text in session.execute(
         select(Sentence.id, Sentence.sent_id, Sentence.text).where(Sentence.id.in_(both)))} if both else {}
+    pair = pair_report(parses_a, parses_b)
     result = Comparison(
-        a, b, against, split, len(both), agreement(parses_a, parses_b), label_confusion(parses_a, parses_b),
-        [DifferingSentence(both[d.index], *info[both[d.index]], d) for d in differences(parses_a, parses_b)])
+        a, b, against, split, len(both), pair.agreement, pair.confusion,
+        [DifferingSentence(both[d.index], *info[both[d.index]], d) for d in pair.differences])
     _score(result, reference_sentences(words, load_trees(session, treebank, both, against)), both,
            dict(zip(both, parses_a, strict=True)), dict(zip(both, parses_b, strict=True)), resamples)
     return result
@@ -110,6 +111,7 @@ def _score(result: Comparison, gold: Mapping[int, ParsingSentence], both: list[i
         return
     reference = [gold[sid] for sid in scored]
     system_a, system_b = [parses_a[sid] for sid in scored], [parses_b[sid] for sid in scored]
-    result.scores = {result.a: evaluate(reference, system_a), result.b: evaluate(reference, system_b)}
+    table_a, table_b = arc_tables(reference, [system_a, system_b])  # each made once, gold lined up once
+    result.scores = {result.a: evaluate_table(table_a), result.b: evaluate_table(table_b)}
     if result.against not in (result.a, result.b):
-        result.tests = compare(reference, system_a, system_b, resamples=resamples, seed=0)
+        result.tests = compare_tables(table_a, table_b, resamples=resamples, seed=0)

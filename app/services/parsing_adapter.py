@@ -7,9 +7,9 @@ word ``i``); :mod:`parsing` uses arrays over positions 0..n with ``heads[0] == -
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from itertools import groupby
-from operator import attrgetter
+from operator import itemgetter
 
 import numpy as np
 from sqlalchemy import select
@@ -20,6 +20,9 @@ from app.services.token_columns import stored_attributes
 from app.services.trees import latest_versions
 from parsing.types import NO_HEAD, ROOT, Parse
 from parsing.types import Sentence as ParsingSentence
+
+WORD_COLUMNS = ("form", "lemma", "upos", "xpos", "feats")
+"""The token columns a parsing sentence is made of."""
 
 
 def load_sentences(
@@ -32,13 +35,16 @@ def load_sentences(
     """
     if not sentence_ids:
         return []
-    rows = session.scalars(
-        select(Token).where(Token.sentence_id.in_(sentence_ids), Token.word.is_not(None))
+    rows = session.execute(  # the columns only: ORM objects for every token cost more than the query
+        select(Token.sentence_id, Token.form, Token.lemma, Token.upos, Token.xpos, Token.feats)
+        .where(Token.sentence_id.in_(sentence_ids), Token.word.is_not(None))
         .order_by(Token.sentence_id, Token.position)
     )
-    words = {sid: list(group) for sid, group in groupby(rows, key=attrgetter("sentence_id"))}
+    words = {sid: dict(zip(WORD_COLUMNS, zip(*(row[1:] for row in group), strict=True), strict=True))
+             for sid, group in groupby(rows, key=itemgetter(0))}
     tree_of = trees or {}
-    return [_sentence(words.get(sid, []), tree_of.get(sid)) for sid in sentence_ids]
+    empty: dict[str, Sequence[str]] = {column: () for column in WORD_COLUMNS}
+    return [_sentence(words.get(sid, empty), tree_of.get(sid)) for sid in sentence_ids]
 
 
 def with_trees(
@@ -59,9 +65,10 @@ def partial_trees(session: DbSession, sentence_ids: list[int]) -> list[tuple[int
     return [(sid, sentence) for sid, sentence in with_trees(session, list(trees), trees) if sentence.partial]
 
 
-def _sentence(tokens: list[Token], tree: TreeVersion | None) -> ParsingSentence:
-    """The words with the tree's arcs and, for an annotation, the word columns its annotator set."""
-    n = len(tokens)
+def _sentence(columns: Mapping[str, Sequence[str]], tree: TreeVersion | None) -> ParsingSentence:
+    """The words (``columns[name]``: each word's value of a :data:`WORD_COLUMNS` column) with the
+    tree's arcs and, for an annotation, the word columns its annotator set."""
+    n = len(columns["form"])
     heads = [NO_HEAD] * n if tree is None else [NO_HEAD if h is None else int(h) for h in tree.heads]
     deprels = ["_"] * n if tree is None else [str(label or "_") for label in tree.deprels]
     provenance = tree.provenance if tree is not None and tree.provenance and len(tree.provenance) == n \
@@ -71,10 +78,10 @@ def _sentence(tokens: list[Token], tree: TreeVersion | None) -> ParsingSentence:
 
     def column(stored: str, imported: str) -> list[str]:
         values = edited.get(stored)
-        return [ROOT, *(map(str, values) if values is not None else (getattr(t, imported) for t in tokens))]
+        return [ROOT, *(map(str, values) if values is not None else columns[imported])]
 
     return ParsingSentence(
-        forms=[ROOT, *(t.form for t in tokens)],
+        forms=[ROOT, *columns["form"]],
         lemmas=column("lemmas", "lemma"),
         upos=column("upos", "upos"),
         xpos=column("xpos", "xpos"),

@@ -4,7 +4,7 @@ parsers scored against ``gold`` or ``reviewed`` trees, and which source to trust
 Scores follow the CoNLL 2018 conventions of :func:`parsing.scorer.metrics.evaluate` (the numbers
 of ``python -m parsing evaluate`` on exported files). Each source is scored on the sentences
 that have both a reference tree and a tree from it; the *oracle* (a word is right when any
-parser has it right, :func:`parsing.scorer.compare.oracle_parses`), the agreement matrix and the
+parser has it right, :func:`parsing.scorer.compare.oracle_table`), the agreement matrix and the
 unique-correct arcs use the sentences every parser has a tree for (``common``).
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -34,12 +34,11 @@ from app.services.sources import (
     words_of,
 )
 from parsing.scorer.breakdowns import by_arc_direction
-from parsing.scorer.compare import Agreement, agreement, best_per_row, oracle_parses, unique_correct
-from parsing.scorer.intervals import bootstrap_interval
-from parsing.scorer.metrics import Evaluation, arc_table, evaluate
+from parsing.scorer.compare import Agreement, agreement_matrix, best_per_row, oracle_table, unique_correct
+from parsing.scorer.intervals import bootstrap_intervals
+from parsing.scorer.metrics import Evaluation, arc_table, arc_tables, evaluate_table
 from parsing.scorer.report import evaluation_to_dict
 from parsing.scorer.types import ArcTable, Attachment
-from parsing.types import Parse
 from parsing.types import Sentence as ParsingSentence
 
 ORACLE = "oracle"
@@ -128,64 +127,89 @@ def scoreboard(
     for name in extra:
         trees[name] = load_trees(session, treebank, scored, name)
         kinds[name] = "ensemble" if name == "ensemble" else "reference"
-    for name, source in trees.items():
-        if _score_source(board, gold, scored, name, kinds[name], source) is None:
-            kinds.pop(name)
+    tables = _score_sources(board, gold, scored, trees, kinds)
     _compare_parsers(board, gold, [sid for sid in scored if all(sid in trees[n].trees for n in names)],
-                     {name: trees[name] for name in names})
+                     {name: trees[name] for name in names}, tables)
+    _add_intervals(board, tables)
     order = {"ensemble": 0, "oracle": 1, "member": 2, "external": 3, "reference": 4}
     board.sources.sort(key=lambda s: (order[s.kind], s.name))
     return board
 
 
-def _score_source(board: Scoreboard, gold: Mapping[int, ParsingSentence], scored: Sequence[int], name: str,
-                  kind: str, source: Trees) -> SourceScore | None:
-    have = [sid for sid in scored if sid in source.trees and len(source.trees[sid].heads) == len(gold[sid])]
-    if not have:
-        return None
-    parses = [source.parse(sid) for sid in have]
-    rounds = [] if kind == "external" else source.round_numbers  # uploads come from no round
-    return _add(board, name, kind, [gold[sid] for sid in have], parses, rounds)
+@dataclass(frozen=True)
+class ScoredTable:
+    """The sentences (ids, in order) a source was scored on and its arc table over them."""
+
+    sentence_ids: tuple[int, ...]
+    table: ArcTable
 
 
-def _add(board: Scoreboard, name: str, kind: str, gold: Sequence[ParsingSentence], parses: Sequence[Parse],
-         rounds: list[int]) -> SourceScore:
-    table = arc_table(gold, parses)
-    entry = SourceScore(name, kind, evaluate(gold, parses), rounds, by_arc_direction(table),
-                        _intervals(table, len(gold)))
+def _score_sources(board: Scoreboard, gold: Mapping[int, ParsingSentence], scored: Sequence[int],
+                   trees: Mapping[str, Trees], kinds: Mapping[str, str]) -> dict[str, ScoredTable]:
+    """Score each source on the scored sentences it has a whole tree for (sources with the same
+    sentences share one lining-up of the gold words); a source with none is left out."""
+    have: dict[tuple[int, ...], list[str]] = {}
+    for name, source in trees.items():
+        ids = tuple(sid for sid in scored
+                    if sid in source.trees and len(source.trees[sid].heads) == len(gold[sid]))
+        if ids:
+            have.setdefault(ids, []).append(name)
+    tables = {}
+    for ids, names in have.items():
+        systems = [[trees[name].parse(sid) for sid in ids] for name in names]
+        for name, table in zip(names, arc_tables([gold[sid] for sid in ids], systems), strict=True):
+            rounds = [] if kinds[name] == "external" else trees[name].round_numbers  # uploads: no round
+            _add_table(board, name, kinds[name], table, rounds)
+            tables[name] = ScoredTable(ids, table)
+    return tables
+
+
+def _add_table(board: Scoreboard, name: str, kind: str, table: ArcTable, rounds: list[int]) -> SourceScore:
+    """Score one source (its bootstrap intervals come later, from :func:`_add_intervals`)."""
+    entry = SourceScore(name, kind, evaluate_table(table), rounds, by_arc_direction(table))
     board.sources.append(entry)
     board.label_correct[name] = int((table.gold_deprels == table.system_deprels).sum())
     return entry
 
 
-def _intervals(table: ArcTable, sentences: int) -> dict[str, tuple[float, float]]:
-    """``{"UAS": (low, high), "LAS": ...}`` in %: bootstrap over the table's sentences."""
-    words = np.bincount(table.sentence, minlength=sentences)
-    if words.sum() == 0:
-        return {}
-    out = {}
-    for metric, correct in (("UAS", table.head_correct), ("LAS", table.label_correct)):
-        low, high = bootstrap_interval(np.bincount(table.sentence[correct], minlength=sentences), words)
-        out[metric] = (100.0 * low, 100.0 * high)
-    return out
+def _add_intervals(board: Scoreboard, tables: Mapping[str, ScoredTable]) -> None:
+    """Each source's ``{"UAS": (low, high), "LAS": ...}`` in %: bootstrap over the sentences it was
+    scored on. Sources scored on the same sentences share one set of resamples (each interval is
+    the one :func:`~parsing.scorer.intervals.bootstrap_interval` gives it alone)."""
+    groups: dict[tuple[int, ...], list[str]] = {}
+    for name, scored in tables.items():
+        groups.setdefault(scored.sentence_ids, []).append(name)
+    intervals: dict[str, dict[str, tuple[float, float]]] = {}
+    for ids, names in groups.items():
+        words = np.bincount(tables[names[0]].table.sentence, minlength=len(ids))
+        if words.sum() == 0:
+            continue
+        correct = [np.bincount(t.sentence[mask], minlength=len(ids)) for t in (tables[n].table for n in names)
+                   for mask in (t.head_correct, t.label_correct)]  # UAS, LAS of each source in turn
+        ends = iter(bootstrap_intervals(np.stack(correct), words))
+        for name in names:
+            intervals[name] = {metric: (100.0 * low, 100.0 * high) for metric, (low, high) in
+                               zip(("UAS", "LAS"), (next(ends), next(ends)), strict=True)}
+    board.sources = [replace(s, intervals=intervals.get(s.name, {})) for s in board.sources]
 
 
 def _compare_parsers(board: Scoreboard, gold: Mapping[int, ParsingSentence], common: list[int],
-                     trees: Mapping[str, Trees]) -> None:
+                     trees: Mapping[str, Trees], tables: dict[str, ScoredTable]) -> None:
     """The oracle, agreement matrix and unique-correct arcs over the ``common`` sentences."""
     board.common_sentences = len(common)
     if not common or not trees:
         return
     references = [gold[sid] for sid in common]
     parses = {name: [source.parse(sid) for sid in common] for name, source in trees.items()}
+    same = tuple(common)
+    on_common = {name: tables[name].table if name in tables and tables[name].sentence_ids == same
+                 else arc_table(references, parses[name]) for name in parses}
     if len(parses) > 1:
-        _add(board, ORACLE, "oracle", references, oracle_parses(references, list(parses.values())), [])
-    names = list(parses)
-    for i, first in enumerate(names):
-        for second in names[i + 1:]:
-            board.agreement[(first, second)] = board.agreement[(second, first)] = agreement(
-                parses[first], parses[second])
-    board.unique = unique_correct({name: arc_table(references, parses[name]) for name in names})
+        oracle = oracle_table(list(on_common.values()))
+        _add_table(board, ORACLE, "oracle", oracle, [])
+        tables[ORACLE] = ScoredTable(same, oracle)
+    board.agreement = agreement_matrix(parses)
+    board.unique = unique_correct(on_common)
 
 
 @dataclass(frozen=True)

@@ -18,18 +18,19 @@ tree was saved (rounds run one after another, each storing its parses after its 
 from __future__ import annotations
 
 import bisect
+import json
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import numpy as np
-from sqlalchemy import select
+from sqlalchemy import Text, cast, func, select
 
 from app.models import SPLITS, Document, Sentence, SentenceState, Treebank, TreeVersion
 from app.parser_models import TrainingRound
 from app.services import DbSession, as_utc
 from app.services.parsing_adapter import load_sentences
-from app.services.trees import latest_versions, source_filter
+from app.services.trees import source_filter
 from parsing.types import NO_HEAD, ROOT, Parse
 from parsing.types import Sentence as ParsingSentence
 
@@ -41,18 +42,60 @@ class SourceError(ValueError):
     """An unknown source, split or reference, named in the message."""
 
 
+@dataclass(frozen=True, slots=True)
+class StoredTree:
+    """What scoring reads of a :class:`~app.models.TreeVersion` (its columns, not the ORM object:
+    a whole treebank's versions load several times faster, without their scores and edits)."""
+
+    id: int
+    sentence_id: int
+    version: int
+    heads: list[Any]
+    deprels: list[Any]
+    upos: list[Any] | None
+    created_at: Any
+
+
+    @classmethod
+    def of_row(cls, row: Sequence[Any]) -> StoredTree:
+        """A tree from a row of :data:`STORED_COLUMNS` (JSON columns as text: one ``json.loads``
+        each is several times faster than the JSON type's own result processing)."""
+        upos = None if row[5] is None else json.loads(row[5])
+        return cls(row[0], row[1], row[2], json.loads(row[3]), json.loads(row[4]), upos, row[6])
+
+
+STORED_COLUMNS = (TreeVersion.id, TreeVersion.sentence_id, TreeVersion.version, cast(TreeVersion.heads, Text),
+                  cast(TreeVersion.deprels, Text), cast(TreeVersion.upos, Text), TreeVersion.created_at)
+"""The columns of a :class:`StoredTree`, in its fields' order (the JSON ones as text)."""
+
+
+class StoredArcs(Protocol):
+    """A stored tree's arcs (a :class:`~app.models.TreeVersion` or a :class:`StoredTree`)."""
+
+    @property
+    def heads(self) -> list[Any]: ...
+    @property
+    def deprels(self) -> list[Any]: ...
+    @property
+    def upos(self) -> list[Any] | None: ...
+
+
 @dataclass(frozen=True)
 class Trees:
     """One source's trees: ``trees[sentence id]`` and, per sentence, the round that made it."""
 
     source: str
-    trees: dict[int, TreeVersion]
+    trees: dict[int, StoredTree]
     rounds: dict[int, int | None]
+    _parses: dict[int, Parse] = field(default_factory=dict, repr=False, compare=False)
 
     def parse(self, sentence_id: int) -> Parse:
         """The tree of ``sentence_id`` as a :class:`~parsing.types.Parse` (unknown heads -1; the
-        UPOS its parser predicted, when it tagged)."""
-        return parse_of_version(self.trees[sentence_id])
+        UPOS its parser predicted, when it tagged); made once per sentence (the trees are fixed)."""
+        found = self._parses.get(sentence_id)
+        if found is None:
+            found = self._parses[sentence_id] = parse_of_version(self.trees[sentence_id])
+        return found
 
     @property
     def round_numbers(self) -> list[int]:
@@ -60,11 +103,17 @@ class Trees:
         return sorted({number for number in self.rounds.values() if number is not None})
 
 
-def parse_of_version(tree: TreeVersion) -> Parse:
-    """A stored tree as a parse over positions 0..n (``heads[0] == -1``; None heads are -1)."""
-    heads = np.array([NO_HEAD, *(NO_HEAD if h is None else int(h) for h in tree.heads)], dtype=np.intp)
-    upos = None if tree.upos is None else [ROOT, *(str(tag) for tag in tree.upos)]
-    return Parse(heads=heads, deprels=["", *(str(label or "_") for label in tree.deprels)], upos=upos)
+def parse_of_version(tree: StoredArcs) -> Parse:
+    """A stored tree as a parse over positions 0..n (``heads[0] == -1``; None heads are -1; empty
+    labels are ``_``)."""
+    stored_heads, labels = tree.heads, tree.deprels
+    if None in stored_heads:
+        stored_heads = [NO_HEAD if h is None else h for h in stored_heads]
+    heads = np.array([NO_HEAD, *stored_heads], dtype=np.intp)
+    if None in labels or "" in labels:
+        labels = [label or "_" for label in labels]
+    upos = None if tree.upos is None else [ROOT, *map(str, tree.upos)]
+    return Parse(heads=heads, deprels=["", *map(str, labels)], upos=upos)
 
 
 def check_split(split: str | None) -> str | None:
@@ -130,27 +179,53 @@ def load_trees(session: DbSession, treebank: Treebank, sentence_ids: Sequence[in
             raise SourceError(f"{source!r}: a round is written NAME@NUMBER after a parser or ensemble")
         trees = _trees_of_round(session, sentence_ids, name, int(number), starts)
     elif source == "reviewed":
-        trees = latest_versions(session, sorted(reviewed_ids(session, sentence_ids)), "latest")
+        trees = _newest_trees(session, sorted(reviewed_ids(session, sentence_ids)), "latest")
     else:
-        trees = latest_versions(session, list(sentence_ids), source)
+        trees = _newest_trees(session, list(sentence_ids), source)
     machine = source_filter(name)[0] in ("parser", "ensemble")
     rounds = {sid: round_at(starts, tree.created_at) if machine else None for sid, tree in trees.items()}
     return Trees(source, trees, rounds)
 
 
+def _newest_trees(session: DbSession, sentence_ids: list[int], source: str) -> dict[int, StoredTree]:
+    """:func:`~app.services.trees.latest_versions` as :class:`StoredTree` rows (``latest`` falls
+    back to the gold tree)."""
+    found = _newest_of(session, sentence_ids, *source_filter(source))
+    if source == "latest":
+        missing = [sid for sid in sentence_ids if sid not in found]
+        if missing:
+            found.update(_newest_of(session, missing, "gold", ""))
+    return found
+
+
+def _newest_of(session: DbSession, sentence_ids: list[int], kind: str, name: str) -> dict[int, StoredTree]:
+    found: dict[int, StoredTree] = {}
+    for start in range(0, len(sentence_ids), 5000):
+        chunk = sentence_ids[start:start + 5000]
+        of_source = (TreeVersion.kind == kind, TreeVersion.name == name)
+        newest = (select(TreeVersion.sentence_id, func.max(TreeVersion.version).label("version"))
+                  .where(TreeVersion.sentence_id.in_(chunk), *of_source)
+                  .group_by(TreeVersion.sentence_id).subquery())
+        same = (TreeVersion.sentence_id == newest.c.sentence_id) & (TreeVersion.version == newest.c.version)
+        rows = session.execute(select(*STORED_COLUMNS).join(newest, same)
+                               .where(*of_source))
+        found.update((row.sentence_id, StoredTree.of_row(row)) for row in rows)
+    return found
+
+
 def _trees_of_round(
     session: DbSession, sentence_ids: Sequence[int], name: str, number: int, starts: Sequence[tuple[Any, int]]
-) -> dict[int, TreeVersion]:
+) -> dict[int, StoredTree]:
     kind, parser = source_filter(name)
-    found: dict[int, TreeVersion] = {}
+    found: dict[int, StoredTree] = {}
     ids = list(sentence_ids)
     for start in range(0, len(ids), 5000):
-        versions = session.scalars(select(TreeVersion).where(
+        versions = session.execute(select(*STORED_COLUMNS).where(
             TreeVersion.sentence_id.in_(ids[start:start + 5000]), TreeVersion.kind == kind,
             TreeVersion.name == parser).order_by(TreeVersion.version))
-        for tree in versions:
-            if round_at(starts, tree.created_at) == number:
-                found[tree.sentence_id] = tree  # the newest of the round wins
+        for row in versions:
+            if round_at(starts, row.created_at) == number:
+                found[row.sentence_id] = StoredTree.of_row(row)  # the newest of the round wins
     return found
 
 

@@ -36,16 +36,17 @@ def by_deprel(table: ArcTable) -> dict[str, Score]:
     whose system label is ``r``, ``correct`` = words with gold label ``r`` whose head and
     label the system got right. So ``precision`` / ``recall`` are per system / gold label.
     """
-    correct = table.label_correct
-    relations = sorted(set(table.gold_deprels.tolist()) | set(table.system_deprels.tolist()))
-    return {
-        relation: Score(
-            int((correct & (table.gold_deprels == relation)).sum()),
-            int((table.gold_deprels == relation).sum()),
-            int((table.system_deprels == relation).sum()),
-        )
-        for relation in relations
-    }
+    words = len(table.gold_deprels)
+    # every label of either side once, sorted; index[:W] are the gold words', index[W:] the system's
+    relations, index = np.unique(np.concatenate([table.gold_deprels, table.system_deprels]),
+                                 return_inverse=True)
+    gold_index, system_index = index.reshape(-1)[:words], index.reshape(-1)[words:]
+    size = len(relations)
+    correct = np.bincount(gold_index[table.label_correct], minlength=size)
+    gold = np.bincount(gold_index, minlength=size)
+    system = np.bincount(system_index, minlength=size)
+    return {str(relation): Score(int(correct[i]), int(gold[i]), int(system[i]))
+            for i, relation in enumerate(relations.tolist())}
 
 
 def arc_length_bucket(gold_heads: IntArray, positions: IntArray) -> StrArray:
@@ -55,16 +56,20 @@ def arc_length_bucket(gold_heads: IntArray, positions: IntArray) -> StrArray:
         >>> arc_length_bucket(np.array([0, 1, 1, 9]), np.array([1, 2, 4, 1])).tolist()
         ['root', '1', '3-6', '7+']
     """
-    length = np.abs(gold_heads - positions)
-    index = np.select([gold_heads == 0, length == 1, length == 2, length <= 6], [0, 1, 2, 3], 4)
-    labels: StrArray = np.array(ARC_LENGTH_BUCKETS)[index]
+    labels: StrArray = np.array(ARC_LENGTH_BUCKETS)[_arc_length_index(gold_heads, positions)]
     return labels
+
+
+def _arc_length_index(gold_heads: IntArray, positions: IntArray) -> IntArray:
+    """Index into :data:`ARC_LENGTH_BUCKETS` of every gold arc (shape ``(W,)``)."""
+    length = np.abs(gold_heads - positions)
+    index: IntArray = np.select([gold_heads == 0, length == 1, length == 2, length <= 6], [0, 1, 2, 3], 4)
+    return index
 
 
 def by_arc_length(table: ArcTable) -> dict[str, Attachment]:
     """Attachment per gold arc length bucket (:data:`ARC_LENGTH_BUCKETS`, all present)."""
-    buckets = arc_length_bucket(table.gold_heads, table.position)
-    return _grouped(table, buckets, keys=ARC_LENGTH_BUCKETS)
+    return _grouped_index(table, _arc_length_index(table.gold_heads, table.position), ARC_LENGTH_BUCKETS)
 
 
 def sentence_length_bucket(lengths: IntArray) -> StrArray:
@@ -74,22 +79,26 @@ def sentence_length_bucket(lengths: IntArray) -> StrArray:
         >>> sentence_length_bucket(np.array([1, 10, 11, 40, 41])).tolist()
         ['1-10', '1-10', '11-20', '31-40', '41+']
     """
-    index = np.minimum((np.maximum(lengths, 1) - 1) // 10, len(SENTENCE_LENGTH_BUCKETS) - 1)
-    labels: StrArray = np.array(SENTENCE_LENGTH_BUCKETS)[index]
+    labels: StrArray = np.array(SENTENCE_LENGTH_BUCKETS)[_sentence_length_index(lengths)]
     return labels
+
+
+def _sentence_length_index(lengths: IntArray) -> IntArray:
+    """Index into :data:`SENTENCE_LENGTH_BUCKETS` of every sentence length (shape ``(S,)``)."""
+    index: IntArray = np.minimum((np.maximum(lengths, 1) - 1) // 10, len(SENTENCE_LENGTH_BUCKETS) - 1)
+    return index
 
 
 def by_sentence_length(table: ArcTable) -> dict[str, SentenceBucket]:
     """Attachment and exact matches per sentence-length bucket (all buckets present)."""
-    sentence_bucket = sentence_length_bucket(table.sentence_lengths)
-    word_attachment = _grouped(table, sentence_bucket[table.sentence],
-                               keys=SENTENCE_LENGTH_BUCKETS)
+    sentence_bucket = _sentence_length_index(table.sentence_lengths)
+    word_attachment = _grouped_index(table, sentence_bucket[table.sentence], SENTENCE_LENGTH_BUCKETS)
     sentences = len(table.sentence_lengths)
     head_ok = np.bincount(table.sentence[~table.head_correct], minlength=sentences) == 0
     label_ok = np.bincount(table.sentence[~table.label_correct], minlength=sentences) == 0
     result = {}
-    for key in SENTENCE_LENGTH_BUCKETS:
-        members = sentence_bucket == key
+    for number, key in enumerate(SENTENCE_LENGTH_BUCKETS):
+        members = sentence_bucket == number
         result[key] = SentenceBucket(
             int(members.sum()), word_attachment[key],
             int((members & head_ok).sum()), int((members & label_ok).sum()),
@@ -115,6 +124,14 @@ def _grouped(
     return {key: found.get(key, Attachment(0, 0, 0)) for key in keys}
 
 
+def _grouped_index(table: ArcTable, index: IntArray, keys: Sequence[str]) -> dict[str, Attachment]:
+    """Attachment per bucket, ``index`` (shape ``(W,)``) giving each word's bucket in ``keys``."""
+    count = np.bincount(index, minlength=len(keys))
+    heads = np.bincount(index[table.head_correct], minlength=len(keys))
+    labels = np.bincount(index[table.label_correct], minlength=len(keys))
+    return {key: Attachment(int(count[i]), int(heads[i]), int(labels[i])) for i, key in enumerate(keys)}
+
+
 ARC_DIRECTION_BUCKETS = ("root", "left 7+", "left 3-6", "left 2", "left 1",
                          "right 1", "right 2", "right 3-6", "right 7+")
 """Labels of :func:`by_arc_direction`'s buckets: where the gold head is from its dependent
@@ -136,5 +153,7 @@ def arc_direction_bucket(gold_heads: IntArray, positions: IntArray) -> StrArray:
 
 def by_arc_direction(table: ArcTable) -> dict[str, Attachment]:
     """Attachment per gold arc direction and length (:data:`ARC_DIRECTION_BUCKETS`, all present)."""
-    buckets = arc_direction_bucket(table.gold_heads, table.position)
-    return _grouped(table, buckets, keys=ARC_DIRECTION_BUCKETS)
+    length = _arc_length_index(table.gold_heads, table.position)  # 0 root, 1..4: 1, 2, 3-6, 7+
+    index = np.where(table.gold_heads == 0, 0,
+                     np.where(table.gold_heads < table.position, 5 - length, 4 + length))
+    return _grouped_index(table, index, ARC_DIRECTION_BUCKETS)

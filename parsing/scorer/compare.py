@@ -13,11 +13,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 
-from parsing.scorer.metrics import universal
-from parsing.scorer.types import ArcTable, BoolArray
+from parsing.scorer.metrics import universal_labels
+from parsing.scorer.types import ArcTable, BoolArray, IntArray, StrArray
 from parsing.types import NO_HEAD, Parse, Sentence
 
 Tree = Sentence | Parse
@@ -51,6 +52,16 @@ class Difference:
     heads: int
     labels: int
     """Words with the same head but another universal label."""
+
+
+def _flat(trees: Sequence[Tree]) -> tuple[IntArray, StrArray, IntArray]:
+    """Heads ``(W,)`` and universal labels ``(W,)`` of words 1..n of every tree, concatenated,
+    and each tree's number of words ``(S,)``."""
+    lengths = np.array([len(tree) for tree in trees], dtype=np.intp)
+    if not trees:
+        return np.zeros(0, dtype=np.intp), universal_labels([]), lengths
+    heads = np.concatenate([np.asarray(tree.heads[1:], dtype=np.intp) for tree in trees])
+    return heads, universal_labels(tree.deprels for tree in trees), lengths
 
 
 def _check_parallel(first: Sequence[Tree], second: Sequence[Tree]) -> None:
@@ -88,19 +99,53 @@ def oracle_parses(gold: Sequence[Sentence], systems: Sequence[Sequence[Tree]]) -
         raise ValueError("the oracle needs at least one system")
     for system in systems:
         _check_parallel(gold, system)
-    result = []
-    for index, sentence in enumerate(gold):
-        trees = [system[index] for system in systems]
-        heads = np.full(len(sentence) + 1, NO_HEAD, dtype=np.intp)
-        deprels = [""] * (len(sentence) + 1)
-        for word in range(1, len(sentence) + 1):
-            right_head = [t for t in trees if t.heads[word] == sentence.heads[word]]
-            right_arc = [t for t in right_head
-                         if universal(t.deprels[word]) == universal(sentence.deprels[word])]
-            chosen = (right_arc or right_head or trees)[0]
-            heads[word], deprels[word] = chosen.heads[word], chosen.deprels[word]
-        result.append(Parse(heads=heads, deprels=deprels))
+    gold_heads, gold_labels, lengths = _flat(gold)
+    heads = np.stack([_flat(system)[0] for system in systems])  # shape (systems, W)
+    labels = np.stack([_flat(system)[1] for system in systems])
+    raw = np.array([list(chain.from_iterable(tree.deprels[1:] for tree in system)) for system in systems],
+                   dtype=object).reshape(len(systems), len(gold_heads))
+    right_head = heads == gold_heads
+    right_arc = right_head & (labels == gold_labels)
+    chosen = np.where(right_arc.any(axis=0), right_arc.argmax(axis=0),
+                      np.where(right_head.any(axis=0), right_head.argmax(axis=0), 0))  # shape (W,)
+    words = np.arange(len(gold_heads))
+    chosen_heads, chosen_labels = heads[chosen, words], raw[chosen, words].tolist()
+    result, offset = [], 0
+    for n in lengths.tolist():
+        result.append(Parse(heads=np.array([NO_HEAD, *chosen_heads[offset:offset + n]], dtype=np.intp),
+                            deprels=["", *chosen_labels[offset:offset + n]]))
+        offset += n
     return result
+
+
+def oracle_table(tables: Sequence[ArcTable]) -> ArcTable:
+    """The arc table of :func:`oracle_parses` made from the systems' arc tables over the same gold
+    words (same order): the same choice per word (the first system with the right head and
+    universal label, else the first with the right head, else the first), without building parses.
+
+    Examples:
+        >>> from parsing.scorer.metrics import arc_table
+        >>> gold = [Sentence.from_words(["a", "b"], heads=[2, 0], deprels=["nsubj", "root"])]
+        >>> one = [Parse(heads=np.array([-1, 2, 0]), deprels=["", "obj", "root"])]
+        >>> two = [Parse(heads=np.array([-1, 0, 1]), deprels=["", "root", "nsubj"])]
+        >>> oracle_table([arc_table(gold, two), arc_table(gold, one)]).system_deprels.tolist()
+        ['obj', 'root']
+    """
+    if not tables:
+        raise ValueError("the oracle needs at least one system")
+    if len({len(table) for table in tables}) != 1:
+        raise ValueError("every table must score the same words")
+    right_head = np.stack([table.head_correct for table in tables])  # shape (systems, W)
+    right_arc = np.stack([table.label_correct for table in tables])
+    chosen = np.where(right_arc.any(axis=0), right_arc.argmax(axis=0),
+                      np.where(right_head.any(axis=0), right_head.argmax(axis=0), 0))  # shape (W,)
+    words = np.arange(len(chosen))
+    first = tables[0]
+    return ArcTable(
+        first.sentence, first.position, first.sentence_lengths, first.gold_heads,
+        np.stack([table.system_heads for table in tables])[chosen, words], first.gold_deprels,
+        np.stack([table.system_deprels for table in tables])[chosen, words], first.gold_upos, None,
+    )  # fmt: skip
 
 
 def agreement(first: Sequence[Tree], second: Sequence[Tree]) -> Agreement:
@@ -112,16 +157,31 @@ def agreement(first: Sequence[Tree], second: Sequence[Tree]) -> Agreement:
         >>> agreement(a, b)
         Agreement(words=2, same_head=2, same_arc=1)
     """
-    _check_parallel(first, second)
-    words = same_head = same_arc = 0
-    for a, b in zip(first, second, strict=True):
-        heads = a.heads[1:] == b.heads[1:]
-        labels = np.array([universal(x) == universal(y)
-                           for x, y in zip(a.deprels[1:], b.deprels[1:], strict=True)], dtype=bool)
-        words += len(a)
-        same_head += int(heads.sum())
-        same_arc += int((heads & labels).sum())
-    return Agreement(words, same_head, same_arc)
+    return pair_report(first, second).agreement
+
+
+def agreement_matrix(systems: Mapping[str, Sequence[Tree]]) -> dict[tuple[str, str], Agreement]:
+    """:func:`agreement` of every pair of systems, both ways round (``(a, b)`` and ``(b, a)``),
+    each system's words lined up once.
+
+    Examples:
+        >>> a = [Parse(heads=np.array([-1, 2, 0]), deprels=["", "nsubj", "root"])]
+        >>> b = [Parse(heads=np.array([-1, 2, 0]), deprels=["", "obj", "root"])]
+        >>> agreement_matrix({"a": a, "b": b})[("b", "a")]
+        Agreement(words=2, same_head=2, same_arc=1)
+    """
+    names = list(systems)
+    for name in names[1:]:
+        _check_parallel(systems[names[0]], systems[name])
+    flat = {name: _flat(trees) for name, trees in systems.items()}
+    result = {}
+    for i, first in enumerate(names):
+        for second in names[i + 1:]:
+            same_head = flat[first][0] == flat[second][0]
+            same_arc = same_head & (flat[first][1] == flat[second][1])
+            result[(first, second)] = result[(second, first)] = Agreement(
+                len(same_head), int(same_head.sum()), int(same_arc.sum()))
+    return result
 
 
 def unique_correct(tables: Mapping[str, ArcTable]) -> dict[str, tuple[int, int]]:
@@ -167,9 +227,7 @@ def label_confusion(first: Sequence[Tree], second: Sequence[Tree]) -> Counter[tu
         >>> sorted(label_confusion(a, b).items())
         [(('nsubj', 'obj'), 1), (('root', 'root'), 1)]
     """
-    _check_parallel(first, second)
-    return Counter((universal(x), universal(y)) for a, b in zip(first, second, strict=True)
-                   for x, y in zip(a.deprels[1:], b.deprels[1:], strict=True))
+    return pair_report(first, second).confusion
 
 
 def differences(first: Sequence[Tree], second: Sequence[Tree]) -> list[Difference]:
@@ -182,15 +240,40 @@ def differences(first: Sequence[Tree], second: Sequence[Tree]) -> list[Differenc
         >>> differences(a, b)
         [Difference(index=1, words=2, heads=2, labels=0)]
     """
+    return pair_report(first, second).differences
+
+
+@dataclass(frozen=True, slots=True)
+class PairReport:
+    """:func:`agreement`, :func:`label_confusion` and :func:`differences` of two parsers."""
+
+    agreement: Agreement
+    confusion: Counter[tuple[str, str]]
+    differences: list[Difference]
+
+
+def pair_report(first: Sequence[Tree], second: Sequence[Tree]) -> PairReport:
+    """Agreement, label confusion and differing sentences of two parsers over parallel lists,
+    each parser's words lined up once.
+
+    Examples:
+        >>> a = [Parse(heads=np.array([-1, 2, 0]), deprels=["", "nsubj", "root"])]
+        >>> b = [Parse(heads=np.array([-1, 2, 0]), deprels=["", "obj", "root"])]
+        >>> pair_report(a, b).differences
+        [Difference(index=0, words=2, heads=0, labels=1)]
+    """
     _check_parallel(first, second)
-    found = []
-    for index, (a, b) in enumerate(zip(first, second, strict=True)):
-        heads = a.heads[1:] != b.heads[1:]
-        labels = sum(1 for word in np.flatnonzero(~heads)
-                     if universal(a.deprels[word + 1]) != universal(b.deprels[word + 1]))
-        if heads.any() or labels:
-            found.append(Difference(index, len(a), int(heads.sum()), labels))
-    return found
+    heads_a, labels_a, lengths = _flat(first)
+    heads_b, labels_b, _ = _flat(second)
+    same_head, same_label = heads_a == heads_b, labels_a == labels_b
+    agreed = Agreement(len(heads_a), int(same_head.sum()), int((same_head & same_label).sum()))
+    confusion = Counter(zip(labels_a.tolist(), labels_b.tolist(), strict=True))
+    sentence = np.repeat(np.arange(len(lengths)), lengths)  # shape (W,): each word's sentence
+    heads = np.bincount(sentence[~same_head], minlength=len(lengths))
+    labels = np.bincount(sentence[same_head & ~same_label], minlength=len(lengths))
+    differing = [Difference(index, int(lengths[index]), int(heads[index]), int(labels[index]))
+                 for index in np.flatnonzero((heads > 0) | (labels > 0)).tolist()]
+    return PairReport(agreed, confusion, differing)
 
 
 def best_per_row(table: Mapping[str, Mapping[str, float | None]], *, min_words: int = 1,

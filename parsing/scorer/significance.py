@@ -36,7 +36,7 @@ from numpy.typing import ArrayLike, NDArray
 from parsing.scorer.metrics import ArcTable, arc_table
 from parsing.types import Parse, Sentence
 
-_CHUNK = 1000  # resamples drawn at once: memory is CHUNK x S integers
+_CHUNK = 250  # resamples drawn at once: memory is a few CHUNK x S arrays (results do not depend on it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,25 +120,50 @@ def paired_bootstrap(
         1.0
     """
     a, b, n = _counts(correct_a, correct_b, words)
+    return _paired_bootstraps((a - b)[None, :], n, resamples, seed, confidence)[0]
+
+
+def resample_counts(rng: np.random.Generator, sentences: int, size: int) -> NDArray[np.float64]:
+    """How often each of ``sentences`` sentences is drawn in each of ``size`` bootstrap resamples
+    (``sentences`` draws with replacement): shape ``(size, S)``. The multinomial's distribution,
+    drawn as uniform picks counted by one ``bincount`` (about four times faster than
+    ``rng.multinomial`` for hundreds of sentences).
+
+    Examples:
+        >>> resample_counts(np.random.default_rng(0), 5, 3).sum(axis=1).tolist()
+        [5.0, 5.0, 5.0]
+    """
+    picks = rng.integers(0, sentences, size=(size, sentences)) + sentences * np.arange(size)[:, None]
+    counts = np.bincount(picks.reshape(-1), minlength=size * sentences).reshape(size, sentences)
+    return counts.astype(np.float64)
+
+
+def _paired_bootstraps(diffs: NDArray[np.int64], n: NDArray[np.int64], resamples: int, seed: int | None,
+                       confidence: float) -> list[Bootstrap]:
+    """:func:`paired_bootstrap` of each row of ``diffs`` (``(K, S)``: ``correct_a - correct_b``)
+    over the same ``n`` words ``(S,)``, from one set of resamples: each row gets exactly the result
+    it would get alone with the same seed."""
     if resamples < 1:
         raise ValueError("resamples must be at least 1")
     rng = np.random.default_rng(seed)
     sentences = len(n)
-    diff = a - b
-    observed = diff.sum() / n.sum()
-    deltas = np.empty(resamples)
+    observed = diffs.sum(axis=1) / n.sum()  # shape (K,)
+    deltas = np.empty((len(diffs), resamples))
+    diffs_f, n_f = diffs.astype(np.float64), n.astype(np.float64)  # exact: counts < 2**53
     for start in range(0, resamples, _CHUNK):
         size = min(_CHUNK, resamples - start)
-        # weights[k, i]: times sentence i is drawn in resample k; shape (size, S)
-        weights = rng.multinomial(sentences, np.full(sentences, 1.0 / sentences), size=size)
-        total = weights @ n
-        deltas[start:start + size] = (weights @ diff) / np.maximum(total, 1)
+        weights = resample_counts(rng, sentences, size)  # (size, S): times each sentence is drawn
+        total = weights @ n_f
+        deltas[:, start:start + size] = (diffs_f @ weights.T) / np.maximum(total, 1)
     tolerance = 1e-12
-    hits = int((np.abs(deltas - observed) >= abs(observed) - tolerance).sum())
-    p_value = (hits + 1) / (resamples + 1)
     tail = (1.0 - confidence) / 2.0
-    low, high = np.quantile(deltas, [tail, 1.0 - tail])
-    return Bootstrap(float(observed), p_value, float(low), float(high), resamples)
+    results = []
+    for row, delta in zip(deltas, observed.tolist(), strict=True):
+        hits = int((np.abs(row - delta) >= abs(delta) - tolerance).sum())
+        low, high = np.quantile(row, [tail, 1.0 - tail])
+        p_value = (hits + 1) / (resamples + 1)
+        results.append(Bootstrap(float(delta), p_value, float(low), float(high), resamples))
+    return results
 
 
 def approximate_randomization(
@@ -167,17 +192,22 @@ def approximate_randomization(
         1.0
     """
     a, b, _ = _counts(correct_a, correct_b, np.ones(len(np.asarray(correct_a))))
+    return _randomizations((a - b)[None, :], trials, seed)[0]
+
+
+def _randomizations(diffs: NDArray[np.int64], trials: int, seed: int | None) -> list[float]:
+    """:func:`approximate_randomization` of each row of ``diffs`` (``(K, S)``) from one set of
+    swaps: each row gets exactly the p-value it would get alone with the same seed."""
     if trials < 1:
         raise ValueError("trials must be at least 1")
     rng = np.random.default_rng(seed)
-    diff = a - b
-    observed = abs(int(diff.sum()))
-    hits = 0
+    observed = np.abs(diffs.sum(axis=1))  # shape (K,)
+    hits = np.zeros(len(diffs), dtype=np.int64)
     for start in range(0, trials, _CHUNK):
         size = min(_CHUNK, trials - start)
-        signs = rng.choice(np.array([-1, 1], dtype=np.int64), size=(size, len(diff)))
-        hits += int((np.abs(signs @ diff) >= observed).sum())
-    return (hits + 1) / (trials + 1)
+        signs = rng.choice(np.array([-1, 1], dtype=np.int64), size=(size, diffs.shape[1]))
+        hits += (np.abs(signs @ diffs.T) >= observed).sum(axis=0)
+    return [(int(h) + 1) / (trials + 1) for h in hits]
 
 
 def binomial_two_sided(k: int, n: int) -> float:
@@ -249,20 +279,36 @@ def compare(
     """
     table_a = arc_table(gold, system_a, exclude_punct=exclude_punct)
     table_b = arc_table(gold, system_b, exclude_punct=exclude_punct)
-    sentences = len(gold)
+    return compare_tables(table_a, table_b, resamples=resamples, seed=seed)
+
+
+def compare_tables(table_a: ArcTable, table_b: ArcTable, *, resamples: int = 10_000,
+                   seed: int | None = 0) -> dict[str, PairedComparison]:
+    """:func:`compare` of two arc tables of the same gold words (made by
+    :func:`~parsing.scorer.metrics.arc_table`): UAS and LAS share the resamples and swaps, so each
+    test runs once for both (the results are those of separate runs with the same seed)."""
+    sentences = len(table_a.sentence_lengths)
     words = np.bincount(table_a.sentence, minlength=sentences)
+    metrics = ("UAS", "LAS")
+    diffs = []
+    for metric in metrics:
+        per_a = np.bincount(table_a.sentence, weights=_correct(table_a, metric), minlength=sentences)
+        per_b = np.bincount(table_b.sentence, weights=_correct(table_b, metric), minlength=sentences)
+        diffs.append(_counts(per_a, per_b, words))
+    a_minus_b = np.stack([a - b for a, b, _ in diffs])
+    n = diffs[0][2]
+    bootstraps = _paired_bootstraps(a_minus_b, n, resamples, seed, 0.95)
+    randomizations = _randomizations(a_minus_b, resamples, seed)
+    total = max(len(table_a), 1)
     results = {}
-    for metric in ("UAS", "LAS"):
+    for index, metric in enumerate(metrics):
         arcs_a, arcs_b = _correct(table_a, metric), _correct(table_b, metric)
-        per_a = np.bincount(table_a.sentence, weights=arcs_a, minlength=sentences)
-        per_b = np.bincount(table_b.sentence, weights=arcs_b, minlength=sentences)
-        total = max(len(table_a), 1)
         results[metric] = PairedComparison(
             metric=metric,
             score_a=float(arcs_a.sum()) / total,
             score_b=float(arcs_b.sum()) / total,
-            bootstrap=paired_bootstrap(per_a, per_b, words, resamples=resamples, seed=seed),
-            randomization_p=approximate_randomization(per_a, per_b, trials=resamples, seed=seed),
+            bootstrap=bootstraps[index],
+            randomization_p=randomizations[index],
             mcnemar=mcnemar(arcs_a, arcs_b),
         )
     return results

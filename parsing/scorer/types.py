@@ -11,7 +11,7 @@ Arrays below with a leading ``W`` are over all words of all sentences concatenat
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
@@ -127,6 +127,8 @@ class ArcTable:
     system_deprels: StrArray
     gold_upos: StrArray
     system_upos: StrArray | None
+    _correct: dict[str, BoolArray] = field(default_factory=dict, init=False, repr=False, compare=False)
+    """The two masks below, made on first use (the table never changes)."""
 
     def __len__(self) -> int:
         """Number of scored words ``W``."""
@@ -135,12 +137,14 @@ class ArcTable:
     @property
     def head_correct(self) -> BoolArray:
         """Shape ``(W,)``: the system head equals the gold head."""
-        correct: BoolArray = self.gold_heads == self.system_heads
-        return correct
+        if "head" not in self._correct:
+            self._correct["head"] = self.gold_heads == self.system_heads
+        return self._correct["head"]
 
     @property
     def label_correct(self) -> BoolArray:
         """Shape ``(W,)``: head and universal label both correct (LAS)."""
-        correct: BoolArray = self.head_correct & (self.gold_deprels == self.system_deprels)
-        return correct
+        if "label" not in self._correct:
+            self._correct["label"] = self.head_correct & (self.gold_deprels == self.system_deprels)
+        return self._correct["label"]
 
