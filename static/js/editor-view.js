@@ -71,7 +71,8 @@ export function updateWindow(S, tree, memberBox) {
   const main = window(room(tree) / scale);
   S.visible = main.visible;
   S.context = main.context;
-  S.memberVisible = memberBox ? window(room(memberBox) / COMPACT).visible : main.visible;
+  S.memberRoom = memberBox ? room(memberBox) : 0;
+  S.memberVisible = memberBox ? window(S.memberRoom / COMPACT).visible : main.visible;
 }
 
 /** Draw the current tree; returns the scale it was drawn at (S.zoom may be "fit"). */
@@ -170,13 +171,19 @@ export function renderMembers(S, container, onToggle) {
   });
 }
 
-/** Scroll ``box`` sideways (only) so that word ``id`` of its tree is in the middle. */
-function centreOn(box, id) {
-  const token = tokenNode(box, id);
-  if (!token || box.scrollWidth <= box.clientWidth) return;
-  const frame = box.getBoundingClientRect();
-  const word = token.getBoundingClientRect();
-  box.scrollLeft += word.left + word.width / 2 - (frame.left + frame.width / 2);
+/**
+ * Scroll ``box`` sideways so that word ``id`` of its tree is in the middle, from the drawing's
+ * own coordinates and the box's ``width`` measured before drawing: reading the layout back
+ * after drawing nine trees would force a layout per key.
+ */
+function centreOn(box, id, width) {
+  const drawn = box.$tree;
+  if (!drawn || !width) return;
+  const fits = drawn.total * drawn.scale <= width;
+  const left = fits ? 0 : Math.round(Math.max(0, drawn.centres[id] * drawn.scale - width / 2));
+  if ((box.$scroll ?? 0) === left) return;  // a write (even of the same value) costs a layout
+  box.scrollLeft = left;
+  box.$scroll = left;
 }
 
 /** Draw (or bring up to date) each member's tree in its figure: the words of S.memberVisible, or all. */
@@ -187,7 +194,7 @@ export function drawMembers(S, container) {
       compact: true, visible: S.memberVisible ?? null,
       arcClass: (w) => (differsFrom(S, member, w.id - 1) ? "differs" : "same"),
     });
-    if (S.memberVisible) centreOn(figure.querySelector(".tree-scroll"), S.selected);
+    if (S.memberVisible) centreOn(figure.querySelector(".tree-scroll"), S.selected, S.memberRoom);
     const count = differCount(S, member);
     const caption = figure.querySelector(".differ-count");
     if (caption.textContent !== count) caption.textContent = count;

@@ -17,7 +17,7 @@ import { headCandidates } from "./tree-model.js";
 
 export const FOCUS_WORDS = 40;
 const STORAGE_KEY = "arcvote.focus";
-const MIN_CONTEXT = 2;      // words each side of the anchor, even when the box is narrower
+const MIN_CONTEXT = 1;      // words each side of the anchor, even when the box is narrower
 const EDGE = 2;             // the anchor moves when the selection comes this close to the context's edge
 
 /** "on", "off" or "auto" (the default: on above FOCUS_WORDS words). */
@@ -83,6 +83,9 @@ export function focusWindow({ n, pinned, anchor, width, room, gapWidth }) {
     if (!must && drawnWidth(trial, n, width, gapWidth) > room) break;
     visible.add(next);
     if (step % 2) hi = next; else lo = next;
+  }
+  for (let id = 2; id < n; id += 1) {  // a lone elided word takes about the room of its "… 1 …" box: show it
+    if (!visible.has(id) && visible.has(id - 1) && visible.has(id + 1)) visible.add(id);
   }
   return { visible, context: [lo, hi] };
 }

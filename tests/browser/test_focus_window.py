@@ -100,11 +100,16 @@ IN_VIEW = """([box, ids]) => {
     const svg = token.ownerSVGElement;
     const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
     const px = parseFloat(getComputedStyle(form).fontSize) * scale;
-    const inside = r.left >= frame.left - 1 && r.right <= frame.right + 1 && r.top >= frame.top - 1 && r.bottom <= frame.bottom + 1;
+    const inside = r.left >= frame.left - 1 && r.right <= frame.right + 1
+      && r.top >= frame.top - 1 && r.bottom <= frame.bottom + 1;
     return [id, inside ? "in view" : "out of view", px];
   });
 }"""
 """For each word id: [id, "in view" | "out of view" | "not drawn", its font size on screen in px]."""
+
+
+MULTIPLES = "localStorage.removeItem('arcvote.focus'); localStorage.setItem('arcvote.view', 'multiples')"
+"""The stored choices back to their defaults: the window automatic, the members as small multiples."""
 
 
 def candidates(word: int, n: int) -> list[int]:
@@ -118,6 +123,11 @@ def select_word(page: Any, word: int) -> None:
     page.click(f'#tokens tr[data-word="{word}"]')
     page.locator("#tree").focus()
     assert editor_state(page)["selected"] == word
+
+
+def region(page: Any, selector: str, path: Path) -> None:
+    """A screenshot of the element ``selector`` beside the full-page one at ``path`` (name-tree.png)."""
+    page.locator(selector).screenshot(path=str(path.with_name(path.stem + "-tree.png")))
 
 
 def check_readable(page: Any, box: str, ids: list[int], px: float = READABLE_PX) -> None:
@@ -142,7 +152,8 @@ def test_the_focused_window_keeps_the_selected_word_and_its_proposed_heads_reada
     drawn = page.locator("#tree .token").count()
     assert 8 <= drawn < 150
     assert page.locator("#tree .elided").count() >= 1
-    tree_box = page.evaluate("() => { const t = document.querySelector('#tree'); return [t.scrollWidth, t.clientWidth]; }")
+    tree_box = page.evaluate(
+        "() => { const t = document.querySelector('#tree'); return [t.scrollWidth, t.clientWidth]; }")
     assert tree_box[0] <= tree_box[1] + 2, tree_box  # the window fits the box: nothing to scroll to
     # moving along the sentence: the selection follows, the window with it
     for _ in range(30):
@@ -150,10 +161,7 @@ def test_the_focused_window_keeps_the_selected_word_and_its_proposed_heads_reada
     selected = editor_state(page)["selected"]
     assert selected == word + 30
     check_readable(page, "#tree", [selected, *candidates(selected, 150)])
-    page.evaluate("window.scrollTo(0, 0)")
-    screenshot(page, "focus-150-words")
-    page.locator(".editor-main").screenshot(path=str(screenshot(page, "focus-150-words").with_name(
-        "focus-150-words-tree.png")))
+    region(page, ".editor-main", screenshot(page, "focus-150-words"))
     # off: every word is drawn (and the choice is kept)
     page.keyboard.press("w")
     assert page.get_attribute("#focus-toggle", "aria-pressed") == "false"
@@ -183,7 +191,7 @@ def test_the_dependent_stays_in_view_while_its_head_is_chosen(
         check_readable(page, "#tree", [word])  # the dependent never leaves the box
         assert editor_state(page)["pending"] == word
     check_readable(page, "#tree", [word, target])
-    screenshot(page, "focus-choosing-a-head")
+    region(page, ".editor-main", screenshot(page, "focus-choosing-a-head"))
     page.click(f'#tree .token[data-id="{target}"]')
     state = editor_state(page)
     assert state["heads"][word - 1] == target and state["pending"] is None and state["selected"] == word
@@ -199,7 +207,7 @@ def test_small_multiples_draw_every_arc_of_a_30_word_sentence_and_scroll(
 ) -> None:
     page = ui
     page.goto("/")
-    page.evaluate("localStorage.removeItem('arcvote.focus'); localStorage.setItem('arcvote.view', 'multiples')")
+    page.evaluate(MULTIPLES)
     open_editor(page, sentences["thirty"])
     assert page.get_attribute("#focus-toggle", "aria-pressed") == "false"  # 30 words: every word drawn
     figures = page.locator("#members figure")
@@ -208,10 +216,11 @@ def test_small_multiples_draw_every_arc_of_a_30_word_sentence_and_scroll(
         box = f"#members figure[data-member='{i}'] .tree-scroll"
         assert page.locator(f"{box} .arc").count() == 30
         assert page.locator(f"{box} .token").count() == 30
-        page.evaluate("(box) => { const b = document.querySelector(box); b.scrollLeft = b.scrollWidth; }", box)
+        page.evaluate("(box) => { const b = document.querySelector(box); b.scrollLeft = b.scrollWidth; }",
+                      box)
         last = page.evaluate(IN_VIEW, [box, [30]])
         assert last[0][1] == "in view", last  # the box scrolls to its last word: nothing is cut off
-    screenshot(page, "focus-multiples-30-words")
+    region(page, "#members", screenshot(page, "focus-multiples-30-words"))
 
 
 def test_long_sentence_members_and_overlay_show_the_selected_word(
@@ -219,7 +228,7 @@ def test_long_sentence_members_and_overlay_show_the_selected_word(
 ) -> None:
     page = ui
     page.goto("/")
-    page.evaluate("localStorage.removeItem('arcvote.focus'); localStorage.setItem('arcvote.view', 'multiples')")
+    page.evaluate(MULTIPLES)
     open_editor(page, sentences["long"])
     word = 11
     select_word(page, word)
@@ -227,7 +236,7 @@ def test_long_sentence_members_and_overlay_show_the_selected_word(
     for i in range(len(MEMBERS)):
         box = f"#members figure[data-member='{i}'] .tree-scroll"
         check_readable(page, box, [word, *proposed], SMALL_PX)
-    screenshot(page, "focus-150-words-multiples")
+    region(page, "#members", screenshot(page, "focus-150-words-multiples"))
     page.keyboard.press("m")
     arcs = page.locator("#tree .arc.extra")
     deps = arcs.evaluate_all("arcs => arcs.map((a) => Number(a.dataset.dep))")
@@ -236,4 +245,4 @@ def test_long_sentence_members_and_overlay_show_the_selected_word(
     assert deps and set(deps) == {word} and len(deps) == len(differing), deps
     labels = arcs.locator(".arc-label").all_text_contents()
     assert all(" · " in label for label in labels), labels
-    screenshot(page, "focus-150-words-overlay")
+    region(page, ".editor-main", screenshot(page, "focus-150-words-overlay"))
