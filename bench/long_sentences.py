@@ -36,6 +36,7 @@ import statistics
 import sys
 import tempfile
 import threading
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -204,8 +205,10 @@ def preannotate(app: Any, sentence_ids: list[int], user_id: int) -> None:
         reply = client.post(f"/api/sentences/{sentence_id}/reparse", json={"constraints": []})
         assert reply.status_code == 200, reply.json
         body = reply.json
+        assert body is not None
         with app.app_context():
             user = db.session.get(User, user_id)
+            assert user is not None
             for tree in [*body["members"], {**body["ensemble"], "name": "ensemble"}]:
                 add_version(db.session, sentence_id=sentence_id, source=tree["name"], heads=tree["heads"],
                             deprels=tree["deprels"], scores=tree["scores"], user=user)
@@ -220,8 +223,9 @@ def browser_bench(app: Any, by_length: dict[int, list[int]], edits: int) -> None
     server = make_server("127.0.0.1", 0, app, threaded=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_port}"
-    print("| words | edits | key ms | server ms | apply ms | browser ms (key + apply) | total ms |")
-    print("|---|---|---|---|---|---|---|")
+    print("| words | focus window | open s | j key ms | edits | key ms | server ms | apply ms "
+          "| browser ms (key + apply) | total ms |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
                                              args=["--headless", "--no-sandbox", "--disable-gpu"])
@@ -235,19 +239,40 @@ def browser_bench(app: Any, by_length: dict[int, list[int]], edits: int) -> None
         page.wait_for_url(lambda url: "/auth/login" not in url)
         page.add_init_script(f"({WRAP_FETCH})();")
         for length in (100, 300):
-            sentence_id = by_length[length][0]
-            page.goto(f"/workspace/sentences/{sentence_id}")
-            page.wait_for_selector("#tree svg")
-            print(f"editor of sentence {sentence_id} open; waiting for its first parse", file=sys.stderr)
-            page.wait_for_function("() => window.__reparse && window.__reparse.count >= 1", timeout=600000)
-            runs = [edit_once(page, i) for i in range(edits)]
-            runs = [r for r in runs if r]
-            words = page.evaluate("() => window.arcvoteEditor.words.length")
-            med = {k: statistics.median(r[k] for r in runs) for k in ("key", "server", "apply", "total")}
-            print(f"| {words} | {len(runs)} | {med['key']:.0f} | {med['server']:.0f} | {med['apply']:.0f} | "
-                  f"{med['key'] + med['apply']:.0f} | {med['total']:.0f} |")
+            for focus in ("auto", "off"):
+                print(f"| {bench_page(page, by_length[length][0], focus, edits)} |")
+        browser.close()
         browser.close()
     server.shutdown()
+
+
+KEY = """(key) => {
+  const start = performance.now();
+  const event = new KeyboardEvent("keydown", { key, bubbles: true, cancelable: true });
+  document.querySelector("#tree").dispatchEvent(event);
+  void document.body.offsetHeight;
+  return performance.now() - start;
+}"""
+"""Milliseconds one key takes, layout included (tests/browser/helpers.py: KEY_TIME)."""
+
+
+def bench_page(page: Any, sentence_id: int, focus: str, edits: int) -> str:
+    """One table row: open the editor with the focused window ``focus`` ("auto": on above 40
+    words, or "off"), time 20 j keys and ``edits`` edits with re-parse."""
+    page.evaluate(f"localStorage.setItem('arcvote.focus', '{focus}')")
+    started = time.perf_counter()
+    page.goto(f"/workspace/sentences/{sentence_id}")
+    page.wait_for_selector("#members figure svg")
+    opened = time.perf_counter() - started
+    page.wait_for_function("() => window.__reparse && window.__reparse.count >= 1", timeout=600000)
+    page.locator("#tree").focus()
+    keys = statistics.median(page.evaluate(KEY, "j") for _ in range(20))
+    runs = [run for run in (edit_once(page, i) for i in range(edits)) if run]
+    words = page.evaluate("() => window.arcvoteEditor.words.length")
+    med = {k: statistics.median(r[k] for r in runs) for k in ("key", "server", "apply", "total")}
+    browser = med["key"] + med["apply"]
+    return (f"{words} | {focus} | {opened:.2f} | {keys:.1f} | {len(runs)} | {med['key']:.0f} | "
+            f"{med['server']:.0f} | {med['apply']:.0f} | {browser:.0f} | {med['total']:.0f}")
 
 
 def edit_once(page: Any, i: int) -> dict[str, Any] | None:

@@ -4,8 +4,8 @@ whose head is being chosen stays in view while the annotator moves the window; t
 trees are not clipped; the overlay shows only the selected word's proposals.
 
 One module-scoped treebank: a 150-word sentence and a 30-word one, nine members each. Member m
-attaches every ninth word (from word m+1) to a block head about 60 words away, so the selected
-word's proposed heads lie far apart.
+attaches every ninth word (from word m+1) to a block head 2/5 of the sentence away (60 words of
+150), so the selected word's proposed heads lie far apart.
 """
 
 from __future__ import annotations
@@ -52,12 +52,13 @@ def block_tree(n: int) -> tuple[list[int], list[str]]:
 
 
 def member_heads(heads: list[int], m: int) -> list[int]:
-    """Member ``m``'s tree: every ninth word (from m+1) that is a leaf attaches to a far block head."""
+    """Member ``m``'s tree: every ninth word (from m+1) that is a leaf attaches to the block head
+    2n/5 words on (60 of 150)."""
     n = len(heads)
     out = list(heads)
     for word in range(1 + m, n + 1, 9):
         if word not in heads and heads[word - 1] != 0:
-            far = ((word - 1 + 60) % n) // 10 * 10 + 5
+            far = ((word - 1 + 2 * n // 5) % n) // 10 * 10 + 5
             if far <= n and far != word:
                 out[word - 1] = far
     return out
