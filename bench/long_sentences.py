@@ -37,6 +37,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -267,12 +268,37 @@ def bench_page(page: Any, sentence_id: int, focus: str, edits: int) -> str:
     page.wait_for_function("() => window.__reparse && window.__reparse.count >= 1", timeout=600000)
     page.locator("#tree").focus()
     keys = statistics.median(page.evaluate(KEY, "j") for _ in range(20))
+    cdp = page.context.new_cdp_session(page) if PROFILE_BROWSER else None
+    if cdp:
+        cdp.send("Profiler.enable")
+        cdp.send("Profiler.setSamplingInterval", {"interval": 200})
+        cdp.send("Profiler.start")
     runs = [run for run in (edit_once(page, i) for i in range(edits)) if run]
+    if cdp:
+        print_profile(cdp.send("Profiler.stop")["profile"])
     words = page.evaluate("() => window.arcvoteEditor.words.length")
     med = {k: statistics.median(r[k] for r in runs) for k in ("key", "server", "apply", "total")}
     browser = med["key"] + med["apply"]
     return (f"{words} | {focus} | {opened:.2f} | {keys:.1f} | {len(runs)} | {med['key']:.0f} | "
             f"{med['server']:.0f} | {med['apply']:.0f} | {browser:.0f} | {med['total']:.0f}")
+
+
+PROFILE_BROWSER = False
+"""--profile-browser: print where the page's time goes during the edits (Chrome's sampling profiler)."""
+
+
+def print_profile(profile: dict[str, Any]) -> None:
+    """The 20 functions with the most samples (self time), as shares of the busy samples."""
+    nodes = {node["id"]: node["callFrame"] for node in profile["nodes"]}
+    counts: Counter[str] = Counter()
+    for sample in profile["samples"]:
+        frame = nodes[sample]
+        where = f"{frame['url'].rsplit('/', 1)[-1]}:{frame['lineNumber'] + 1}"
+        counts[f"{frame['functionName'] or '(anonymous)'} {where}"] += 1
+    busy = sum(c for name, c in counts.items() if not name.startswith("(idle)"))
+    for name, count in counts.most_common(21):
+        if not name.startswith("(idle)"):
+            print(f"    {count / busy * 100:5.1f}% {name}", file=sys.stderr)
 
 
 def edit_once(page: Any, i: int) -> dict[str, Any] | None:
@@ -300,7 +326,10 @@ def main() -> None:
     parser.add_argument("--browser", action="store_true", help="time edits in Chromium too")
     parser.add_argument("--edits", type=int, default=8)
     parser.add_argument("--no-server", action="store_true", help="only the browser's timing")
+    parser.add_argument("--profile-browser", action="store_true", help="where the page's time goes")
     options = parser.parse_args()
+    global PROFILE_BROWSER
+    PROFILE_BROWSER = options.profile_browser
     models = trained(options.models / "9", list(DEFAULT_PARSERS), options.fast)
     with tempfile.TemporaryDirectory() as folder, threadpool_limits(limits=1, user_api="blas"):
         app = fresh_app(f"sqlite:///{Path(folder) / 'long.sqlite'}")

@@ -57,6 +57,7 @@ function room(box) {
 /**
  * The focused windows (focus.js) of the tree box ``tree`` and of a member's box ``memberBox``:
  * sets S.visible, S.context (the tree's) and S.memberVisible; null (every word) when focus is off.
+ * The boxes' widths are kept in S.rooms (set it to null when they change: a resize, a new view).
  */
 export function updateWindow(S, tree, memberBox) {
   if (!focusActive(S.focus, S.words.length)) {
@@ -68,10 +69,13 @@ export function updateWindow(S, tree, memberBox) {
   const scale = typeof S.zoom === "number" ? S.zoom : 1;
   const window = (width) => focusWindow({ n: words.length, pinned, anchor: S.anchor ?? S.selected,
     width: (id) => wordWidth(words[id - 1]), room: width - ROOT_ROOM, gapWidth: ELIDED_WIDTH });
-  const main = window(room(tree) / scale);
+  const rooms = S.rooms ?? { tree: room(tree), member: 0 };  // measured once: a read after drawing costs a layout
+  if (memberBox && !rooms.member) rooms.member = room(memberBox);
+  S.rooms = rooms;
+  const main = window(rooms.tree / scale);
   S.visible = main.visible;
   S.context = main.context;
-  S.memberRoom = memberBox ? room(memberBox) : 0;
+  S.memberRoom = memberBox ? rooms.member : 0;
   S.memberVisible = memberBox ? window(S.memberRoom / COMPACT).visible : main.visible;
 }
 

@@ -41,7 +41,7 @@ class Editor {
       human: humanWords(data), reparsed: new Set(), reparseOn: Boolean(urls.reparse) && reparseEnabled(),
       nextOrder: storedNextOrder(),
       columns: cloneColumns(data.current.columns), warnings: data.warnings ?? [], known: null,
-      focus: storedFocus(), anchor: null, context: null, visible: null, memberVisible: null,
+      focus: storedFocus(), anchor: null, context: null, visible: null, memberVisible: null, rooms: null,
     };
     this.step = 0;
     this.S.saved = this.snapshot();
@@ -290,7 +290,7 @@ class Editor {
     this.refresh();
   }
 
-  setView(view) { this.S.view = view; localStorage.setItem("arcvote.view", view); this.render(); }
+  setView(view) { this.S.view = view; this.S.rooms = null; localStorage.setItem("arcvote.view", view); this.render(); }
   toggleOverlay(name) { const o = this.S.overlay; if (o.has(name)) o.delete(name); else o.add(name); this.render(); }
 
   /** Zoom the tree in (+1) or out (-1) a step, or to the box's width ("fit"). */
@@ -330,6 +330,7 @@ class Editor {
     const S = this.S;
     S.focus = toggledFocus(this.focused());
     S.anchor = S.selected;
+    S.rooms = null;
     this.$("#tree").$tree = null;
     this.render();
     this.scrollToSelected();
@@ -414,6 +415,7 @@ class Editor {
     this.$("#note-form").addEventListener("submit", (e) => { e.preventDefault(); this.addNote(this.$("#note-body").value); });
     window.addEventListener("beforeunload", (e) => { if (this.S.dirty) e.preventDefault(); });
     window.addEventListener("resize", () => {
+      this.S.rooms = null;
       if (this.S.zoom !== "fit" && !this.focused()) return;
       this.$("#tree").$tree = null;
       this.drawTree();
