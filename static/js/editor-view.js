@@ -109,6 +109,27 @@ export function markSelection(S, root) {
   root.$marked = marked;
 }
 
+/**
+ * While a head is being chosen in the whole tree (the focused window keeps the word drawn), a
+ * badge at the tree box's edge names the word when it has scrolled out of view, on its side
+ * ("← 12 w12"); a click on the badge scrolls back to it. Reads the layout: call it on scroll
+ * and after a click, not per key.
+ */
+export function renderPendingBadge(S, tree, badge) {
+  const token = S.pending && !S.visible ? tokenNode(tree, S.pending) : null;
+  let side = null;
+  if (token) {
+    const box = tree.getBoundingClientRect();
+    const word = token.getBoundingClientRect();
+    side = word.right < box.left + 8 ? "left" : word.left > box.right - 8 ? "right" : null;
+  }
+  badge.hidden = !side;
+  if (!side) return;
+  const name = `${S.pending} ${S.words[S.pending - 1].form}`;
+  badge.textContent = side === "left" ? `← choosing the head of ${name}` : `choosing the head of ${name} →`;
+  badge.className = `pending-badge ${side}`;
+}
+
 /** Zoom buttons: the current scale, "fit" pressed when the tree follows the box's width. */
 export function renderZoom(S, root) {
   const level = root.querySelector("#zoom-level");

@@ -19,7 +19,7 @@ import {
   agreement, cloneColumns, columnWords, History, membersAgree, sameTree, suggestLabel, validate,
 } from "./tree-model.js";
 import {
-  drawMembers, markSelection, renderConflict, renderHistory, renderMembers, renderNotes, renderPanel, renderStatus,
+  drawMembers, markSelection, renderConflict, renderPendingBadge, renderHistory, renderMembers, renderNotes, renderPanel, renderStatus,
   renderTable, renderTree, renderZoom, updateMembers, updateTable, updateWindow,
 } from "./editor-view.js";
 import { bindWordFields, renderWarnings, renderWordFields } from "./word-fields.js";
@@ -134,7 +134,14 @@ class Editor {
   clickToken(word) {
     const S = this.S;
     if (word === 0) { this.clickRoot(); return; }
-    if (S.pending && S.pending !== word) { const dep = S.pending; S.pending = null; S.selected = dep; this.setHead(dep, word); return; }
+    if (S.pending && S.pending !== word) {
+      const dep = S.pending;
+      S.pending = null;
+      S.selected = dep;
+      this.setHead(dep, word);
+      this.scrollTo(dep);  // back to the word whose head was chosen (its arc points to the head)
+      return;
+    }
     if (S.pending === word) { S.pending = null; this.renderSelection(); return; }
     S.selected = word;
     S.pending = word;
@@ -336,9 +343,11 @@ class Editor {
     this.scrollToSelected();
   }
 
-  scrollToSelected() {
-    const S = this.S;
-    this.$(`#tree .token[data-id="${S.selected}"]`)?.scrollIntoView({ block: "nearest", inline: "center" });
+  scrollToSelected() { this.scrollTo(this.S.selected); }
+
+  /** Scroll the tree box to word ``word`` (when drawn). */
+  scrollTo(word) {
+    this.$(`#tree .token[data-id="${word}"]`)?.scrollIntoView({ block: "nearest", inline: "center" });
   }
 
   /** The panel and the status line (messages) only. */
@@ -358,7 +367,14 @@ class Editor {
   /** Another word selected (or picked): move the highlight; only the focused window (or its overlay) is redrawn. */
   renderSelection() {
     if (this.focused()) this.drawTree(); else markSelection(this.S, this.root);
+    this.pendingBadge();
     this.refresh();
+  }
+
+  /** The badge naming the word whose head is being chosen when it has scrolled out of the tree box. */
+  pendingBadge() {
+    const badge = this.$("#pending-badge");
+    if (badge && (this.S.pending || !badge.hidden)) renderPendingBadge(this.S, this.$("#tree"), badge);
   }
 
   /** The tree changed: redraw it (the members' trees and the table only change their colours). */
@@ -370,6 +386,7 @@ class Editor {
       || S.deprels[id - 1] !== last.deprels[id - 1] || S.reviewed.has(id) !== last.reviewed.has(id) || retagged.has(id));
     this.drawn = this.snapshot();
     this.drawTree();
+    this.pendingBadge();
     if (!S.memberVisible) updateMembers(S, this.$("#members"), changed);
     updateTable(S, this.$("#tokens"), changed);
     this.refresh();
@@ -405,6 +422,8 @@ class Editor {
     on("#zoom-fit", () => this.zoom("fit"));
     on("#focus-toggle", () => this.toggleFocus());
     on("#pan-left", () => this.pan(null, -1));
+    this.$("#pending-badge")?.addEventListener("click", () => { this.scrollTo(this.S.pending); this.$("#tree").focus(); });
+    this.$("#tree").addEventListener("scroll", () => this.pendingBadge(), { passive: true });
     on("#pan-right", () => this.pan(null, 1));
     this.$("#reparse-toggle")?.addEventListener("change", (e) => this.setReparse(e.target.checked));
     const order = this.$("#next-order");

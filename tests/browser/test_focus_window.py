@@ -247,3 +247,27 @@ def test_long_sentence_members_and_overlay_show_the_selected_word(
     labels = arcs.locator(".arc-label").all_text_contents()
     assert all(" · " in label for label in labels), labels
     region(page, ".editor-main", screenshot(page, "focus-150-words-overlay"))
+
+
+def test_the_whole_tree_names_the_dependent_while_its_head_is_chosen(
+    ui: Any, sentences: dict[str, int], screenshot: Shot
+) -> None:
+    page = ui
+    page.goto("/")
+    page.evaluate("localStorage.setItem('arcvote.focus', 'off')")
+    open_editor(page, sentences["long"])
+    assert page.locator("#tree .token").count() == 150
+    word, target = 3, 145
+    page.click(f'#tree .token[data-id="{word}"]')
+    assert editor_state(page)["pending"] == word and page.locator("#pending-badge").is_hidden()
+    page.evaluate("() => { const t = document.querySelector('#tree'); t.scrollLeft = t.scrollWidth; }")
+    badge = page.locator("#pending-badge")
+    badge.wait_for(state="visible")
+    assert "choosing the head of 3 w3xxx" in badge.inner_text()
+    assert "left" in (badge.get_attribute("class") or "")
+    region(page, ".editor-main", screenshot(page, "focus-off-choosing-a-head"))
+    page.click(f'#tree .token[data-id="{target}"]')
+    state = editor_state(page)
+    assert state["heads"][word - 1] == target and state["pending"] is None
+    assert badge.is_hidden()
+    assert page.evaluate(IN_VIEW, ["#tree", [word]])[0][1] == "in view"  # scrolled back to the dependent
