@@ -3,12 +3,10 @@
  * Every string from the data is set with textContent: tokens and notes are untrusted.
  */
 
-import { focusActive, focusWindow, pinnedWords } from "./focus.js";
-import { drawTree, ELIDED_WIDTH, tokenNode, wordWidth } from "./tree.js";
+import { centreOn } from "./editor-window.js";
+import { focusActive } from "./focus.js";
+import { drawTree, tokenNode } from "./tree.js";
 import { agreement, headCandidates, labelCandidates, membersAgree, nonProjective } from "./tree-model.js";
-
-const COMPACT = 0.72;     // the members' trees' scale (tree.js: compact)
-const ROOT_ROOM = 90;     // the ROOT box and the margins of a drawing (px at 100%)
 
 export function h(tag, attributes = {}, ...children) {
   const node = document.createElement(tag);
@@ -23,7 +21,7 @@ export function h(tag, attributes = {}, ...children) {
   return node;
 }
 
-function wordsOf(S, heads, deprels, scores = null) {
+export function wordsOf(S, heads, deprels, scores = null) {
   return S.words.map((w, i) => ({
     id: w.id, form: w.form, upos: S.columns.upos[i], head: heads[i], deprel: deprels[i], score: scores ? scores[i] : null,
   }));
@@ -45,38 +43,6 @@ function arcTitle(S, word) {
   return `${word.deprel ?? "?"}: ${headName(S, word.head)} → ${word.form}`
     + (S.members.length ? ` · ${votes.length} of ${S.members.length} members (${votes.join(", ") || "none"})` : "")
     + (vote !== null ? ` · vote share ${vote.toFixed(2)}` : "");
-}
-
-/** Width inside ``box``'s padding (px). */
-function room(box) {
-  if (!box) return 0;
-  const style = getComputedStyle(box);
-  return box.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
-}
-
-/**
- * The focused windows (focus.js) of the tree box ``tree`` and of a member's box ``memberBox``:
- * sets S.visible, S.context (the tree's) and S.memberVisible; null (every word) when focus is off.
- * The boxes' widths are kept in S.rooms (set it to null when they change: a resize, a new view).
- */
-export function updateWindow(S, tree, memberBox) {
-  if (!focusActive(S.focus, S.words.length)) {
-    Object.assign(S, { visible: null, context: null, memberVisible: null });
-    return;
-  }
-  const words = wordsOf(S, S.heads, S.deprels);
-  const pinned = pinnedWords(S.heads, S.members, S.ensemble, S.selected, S.pending);
-  const scale = typeof S.zoom === "number" ? S.zoom : 1;
-  const window = (width) => focusWindow({ n: words.length, pinned, anchor: S.anchor ?? S.selected,
-    width: (id) => wordWidth(words[id - 1]), room: width - ROOT_ROOM, gapWidth: ELIDED_WIDTH });
-  const rooms = S.rooms ?? { tree: room(tree), member: 0 };  // measured once: a read after drawing costs a layout
-  if (memberBox && !rooms.member) rooms.member = room(memberBox);
-  S.rooms = rooms;
-  const main = window(rooms.tree / scale);
-  S.visible = main.visible;
-  S.context = main.context;
-  S.memberRoom = memberBox ? rooms.member : 0;
-  S.memberVisible = memberBox ? window(S.memberRoom / COMPACT).visible : main.visible;
 }
 
 /** Draw the current tree; returns the scale it was drawn at (S.zoom may be "fit"). */
@@ -107,27 +73,6 @@ export function markSelection(S, root) {
   for (const box of root.querySelectorAll("#members .tree-scroll")) mark(tokenNode(box, S.selected), "selected");
   mark(root.querySelector("#tokens").tBodies[0]?.rows[S.selected - 1], "selected");
   root.$marked = marked;
-}
-
-/**
- * While a head is being chosen in the whole tree (the focused window keeps the word drawn), a
- * badge at the tree box's edge names the word when it has scrolled out of view, on its side
- * ("← 12 w12"); a click on the badge scrolls back to it. Reads the layout: call it on scroll
- * and after a click, not per key.
- */
-export function renderPendingBadge(S, tree, badge) {
-  const token = S.pending && !S.visible ? tokenNode(tree, S.pending) : null;
-  let side = null;
-  if (token) {
-    const box = tree.getBoundingClientRect();
-    const word = token.getBoundingClientRect();
-    side = word.right < box.left + 8 ? "left" : word.left > box.right - 8 ? "right" : null;
-  }
-  badge.hidden = !side;
-  if (!side) return;
-  const name = `${S.pending} ${S.words[S.pending - 1].form}`;
-  badge.textContent = side === "left" ? `← choosing the head of ${name}` : `choosing the head of ${name} →`;
-  badge.className = `pending-badge ${side}`;
 }
 
 /** Zoom buttons: the current scale, "fit" pressed when the tree follows the box's width. */
@@ -194,21 +139,6 @@ export function renderMembers(S, container, onToggle) {
     container.append(h("figure", { class: "multiple", "data-member": m },
       h("figcaption", {}, h("strong", {}, member.name), h("span", { class: "differ-count" }, "")), box));
   });
-}
-
-/**
- * Scroll ``box`` sideways so that word ``id`` of its tree is in the middle, from the drawing's
- * own coordinates and the box's ``width`` measured before drawing: reading the layout back
- * after drawing nine trees would force a layout per key.
- */
-function centreOn(box, id, width) {
-  const drawn = box.$tree;
-  if (!drawn || !width) return;
-  const fits = drawn.total * drawn.scale <= width;
-  const left = fits ? 0 : Math.round(Math.max(0, drawn.centres[id] * drawn.scale - width / 2));
-  if ((box.$scroll ?? 0) === left) return;  // a write (even of the same value) costs a layout
-  box.scrollLeft = left;
-  box.$scroll = left;
 }
 
 /** Draw (or bring up to date) each member's tree in its figure: the words of S.memberVisible, or all. */

@@ -19,9 +19,10 @@ import {
   agreement, cloneColumns, columnWords, History, membersAgree, sameTree, suggestLabel, validate,
 } from "./tree-model.js";
 import {
-  drawMembers, markSelection, renderConflict, renderPendingBadge, renderHistory, renderMembers, renderNotes, renderPanel, renderStatus,
-  renderTable, renderTree, renderZoom, updateMembers, updateTable, updateWindow,
+  drawMembers, markSelection, renderConflict, renderHistory, renderMembers, renderNotes, renderPanel, renderStatus,
+  renderTable, renderTree, renderZoom, updateMembers, updateTable,
 } from "./editor-view.js";
+import { renderPendingBadge, updateWindow } from "./editor-window.js";
 import { bindWordFields, renderWarnings, renderWordFields } from "./word-fields.js";
 import { nextZoom, storedZoom } from "./zoom.js";
 
