@@ -6,10 +6,9 @@
 
 import { wordsOf } from "./editor-view.js";
 import { focusActive, focusWindow, pinnedWords } from "./focus.js";
-import { ELIDED_WIDTH, tokenNode, wordWidth } from "./tree.js";
+import { ELIDED_WIDTH, frameWidth, tokenNode, wordWidth } from "./tree.js";
 
 const COMPACT = 0.72;     // the members' trees' scale (tree.js: compact)
-const ROOT_ROOM = 90;     // the ROOT box and the margins of a drawing (px at 100%)
 
 /** Width inside ``box``'s padding (px). */
 function room(box) {
@@ -31,8 +30,8 @@ export function updateWindow(S, tree, memberBox) {
   const words = wordsOf(S, S.heads, S.deprels);
   const pinned = pinnedWords(S.heads, S.members, S.ensemble, S.selected, S.pending);
   const scale = typeof S.zoom === "number" ? S.zoom : 1;
-  const window = (width) => focusWindow({ n: words.length, pinned, anchor: S.anchor ?? S.selected,
-    width: (id) => wordWidth(words[id - 1]), room: width - ROOT_ROOM, gapWidth: ELIDED_WIDTH });
+  const window = (width, pins = pinned) => focusWindow({ n: words.length, pinned: pins, anchor: S.anchor ?? S.selected,
+    width: (id) => wordWidth(words[id - 1]), room: width - frameWidth() - 1, gapWidth: ELIDED_WIDTH });
   const rooms = S.rooms ?? { tree: room(tree), member: 0 };  // measured once: a read after drawing costs a layout
   if (memberBox && !rooms.member) rooms.member = room(memberBox);
   S.rooms = rooms;
@@ -40,7 +39,10 @@ export function updateWindow(S, tree, memberBox) {
   S.visible = main.visible;
   S.context = main.context;
   S.memberRoom = memberBox ? rooms.member : 0;
-  S.memberVisible = memberBox ? window(S.memberRoom / COMPACT).visible : main.visible;
+  // the members' windows pin no dependents: moving along the context then seldom changes them
+  // (a changed window redraws nine trees; an unchanged one only restyles their arcs)
+  const memberPins = memberBox ? pinnedWords(S.heads, S.members, S.ensemble, S.selected, S.pending, false) : null;
+  S.memberVisible = memberBox ? window(S.memberRoom / COMPACT, memberPins).visible : main.visible;
 }
 
 /**

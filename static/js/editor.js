@@ -127,7 +127,7 @@ class Editor {
     S.pending = null;
     S.anchor = followAnchor(S.anchor, S.context, S.selected, S.words.length);
     this.renderSelection();
-    this.$(`#tree .token[data-id="${this.S.selected}"]`)?.scrollIntoView({ block: "nearest", inline: "center" });
+    if (!this.focused()) this.scrollTo(this.S.selected);  // a focused window fits its box
     this.$(`#tokens tr[data-word="${this.S.selected}"]`)?.scrollIntoView({ block: "nearest" });
   }
 

@@ -40,9 +40,10 @@ export function toggledFocus(active) {
 
 /**
  * Words 1..n pinned in the window of ``word``: itself, ``pending``, its head, the members' (and
- * the ensemble's) proposed heads and its dependents. heads[i] is the head of word i+1.
+ * the ensemble's) proposed heads and (unless ``dependents`` is false) its dependents. heads[i]
+ * is the head of word i+1.
  */
-export function pinnedWords(heads, members, ensemble, word, pending = null) {
+export function pinnedWords(heads, members, ensemble, word, pending = null, dependents = true) {
   const n = heads.length;
   const pinned = new Set([word]);
   if (pending) pinned.add(pending);
@@ -51,7 +52,7 @@ export function pinnedWords(heads, members, ensemble, word, pending = null) {
     pinned.add(heads[w - 1]);
     for (const candidate of headCandidates(members, ensemble, w)) pinned.add(candidate.head);
   }
-  heads.forEach((head, i) => { if (head === word) pinned.add(i + 1); });
+  if (dependents) heads.forEach((head, i) => { if (head === word) pinned.add(i + 1); });
   return new Set([...pinned].filter((w) => Number.isInteger(w) && w >= 1 && w <= n));
 }
 

@@ -66,6 +66,11 @@ export function wordWidth(word) {
 /** Width of the box standing for an elided run of words (px at 100%). */
 export const ELIDED_WIDTH = GAP_BOX;
 
+/** Width a drawing takes besides its words and elided runs: the ROOT box and the margins (px at 100%). */
+export function frameWidth() {
+  return measure(ROOT, FONT) + 10 + GAP + 2 * GAP;
+}
+
 /** Nesting level of every arc: 1 + the highest level of the arcs it spans (only the arcs of shown words). */
 function arcLevels(words, extra = [], visible = null) {
   const shown = (a) => !visible || visible.has(a.dep);
