@@ -5,7 +5,9 @@
  * disputed arc, 1–9 pick a proposed head, 0 attaches to ROOT, h/l focus the head/label
  * inputs, t the word's UPOS field (Tab on to XPOS, lemma, FEATS; word-fields.js), a accepts a word, A accepts all agreed arcs, u/U (Ctrl+Z/Ctrl+Y) undo/redo,
  * s (Ctrl+S) saves, r saves as reviewed, ] opens the next sentence, m switches the members view,
- * +/- zoom the tree and f fits it to the box's width.
+ * +/- zoom the tree and f fits it to the box's width; w turns the focused window of a long
+ * sentence on or off and , / . move it half a window left / right (the selection, and the word
+ * whose head is being chosen, stay in it).
  */
 
 import { headCandidates } from "./tree-model.js";
@@ -45,6 +47,9 @@ function plainKeys(editor) {
     "=": () => editor.zoom(1),
     "-": () => editor.zoom(-1),
     f: () => editor.zoom("fit"),
+    w: () => editor.toggleFocus(),
+    [rtl ? "." : ","]: () => editor.pan(null, -1),
+    [rtl ? "," : "."]: () => editor.pan(null, 1),
     Escape: () => { editor.S.pending = null; editor.S.message = null; editor.renderSelection(); },
   };
 }

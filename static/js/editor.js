@@ -12,15 +12,17 @@
 
 import { api } from "./api.js";
 import { bindKeys } from "./editor-keys.js";
+import { focusActive, followAnchor, pannedAnchor, storedFocus, toggledFocus } from "./focus.js";
 import { rememberNextOrder, storedNextOrder, wordsAfter } from "./next-order.js";
 import { humanWords, rememberReparse, reparseEnabled, reparseStep, warmReparse } from "./reparse.js";
 import {
   agreement, cloneColumns, columnWords, History, membersAgree, sameTree, suggestLabel, validate,
 } from "./tree-model.js";
 import {
-  markSelection, renderConflict, renderHistory, renderMembers, renderNotes, renderPanel, renderStatus, renderTable,
-  renderTree, renderZoom, updateMembers, updateTable,
+  drawMembers, markSelection, renderConflict, renderHistory, renderMembers, renderNotes, renderPanel, renderStatus,
+  renderTable, renderTree, renderZoom, updateMembers, updateTable,
 } from "./editor-view.js";
+import { renderPendingBadge, updateWindow } from "./editor-window.js";
 import { bindWordFields, renderWarnings, renderWordFields } from "./word-fields.js";
 import { nextZoom, storedZoom } from "./zoom.js";
 
@@ -40,6 +42,7 @@ class Editor {
       human: humanWords(data), reparse: null, reparsed: new Set(), reparseOn: Boolean(urls.reparse) && reparseEnabled(),
       nextOrder: storedNextOrder(),
       columns: cloneColumns(data.current.columns), warnings: data.warnings ?? [], known: null,
+      focus: storedFocus(), anchor: null, context: null, visible: null, memberVisible: null, rooms: null,
     };
     this.step = 0;
     this.S.saved = this.snapshot();
@@ -118,10 +121,12 @@ class Editor {
   }
 
   select(word) {
-    this.S.selected = Math.min(Math.max(word, 1), this.S.words.length);
-    this.S.pending = null;
+    const S = this.S;
+    S.selected = Math.min(Math.max(word, 1), S.words.length);
+    S.pending = null;
+    S.anchor = followAnchor(S.anchor, S.context, S.selected, S.words.length);
     this.renderSelection();
-    this.$(`#tree .token[data-id="${this.S.selected}"]`)?.scrollIntoView({ block: "nearest", inline: "center" });
+    if (!this.focused()) this.scrollTo(this.S.selected);  // a focused window fits its box
     this.$(`#tokens tr[data-word="${this.S.selected}"]`)?.scrollIntoView({ block: "nearest" });
   }
 
@@ -129,7 +134,14 @@ class Editor {
   clickToken(word) {
     const S = this.S;
     if (word === 0) { this.clickRoot(); return; }
-    if (S.pending && S.pending !== word) { const dep = S.pending; S.pending = null; S.selected = dep; this.setHead(dep, word); return; }
+    if (S.pending && S.pending !== word) {
+      const dep = S.pending;
+      S.pending = null;
+      S.selected = dep;
+      this.setHead(dep, word);
+      this.scrollTo(dep);  // back to the word whose head was chosen (its arc points to the head)
+      return;
+    }
     if (S.pending === word) { S.pending = null; this.renderSelection(); return; }
     S.selected = word;
     S.pending = word;
@@ -298,7 +310,7 @@ class Editor {
     this.refresh();
   }
 
-  setView(view) { this.S.view = view; localStorage.setItem("arcvote.view", view); this.render(); }
+  setView(view) { this.S.view = view; this.S.rooms = null; localStorage.setItem("arcvote.view", view); this.render(); }
   toggleOverlay(name) { const o = this.S.overlay; if (o.has(name)) o.delete(name); else o.add(name); this.render(); }
 
   /** Zoom the tree in (+1) or out (-1) a step, or to the box's width ("fit"). */
@@ -310,14 +322,45 @@ class Editor {
     this.scrollToSelected();
   }
 
+  /** Whether the focused window is on (focus.js): the tree shows a window of the sentence. */
+  focused() { return focusActive(this.S.focus, this.S.words.length); }
+
+  /** Draw the tree (with the focused window on, the window around the selection, and the members' windows). */
   drawTree() {
-    this.S.scale = renderTree(this.S, this.$("#tree"), (word) => this.clickToken(word), () => this.clickToken(0));
-    markSelection(this.S, this.root);
+    const S = this.S;
+    const members = this.$("#members");
+    members.classList.toggle("focused", this.focused());  // wider boxes: a window of a few words each
+    updateWindow(S, this.$("#tree"), members.querySelector(".tree-scroll"));
+    S.scale = renderTree(S, this.$("#tree"), (word) => this.clickToken(word), () => this.clickToken(0),
+      (from, to) => this.pan(Math.round((from + to) / 2)));
+    if (S.memberVisible) drawMembers(S, members);
+    markSelection(S, this.root);
   }
 
-  scrollToSelected() {
+  /** Move the focused window: to word ``to``, or half a window right (+1) / left (-1); the selection stays. */
+  pan(to, direction = 0) {
     const S = this.S;
-    this.$(`#tree .token[data-id="${S.selected}"]`)?.scrollIntoView({ block: "nearest", inline: "center" });
+    if (!this.focused()) return;
+    S.anchor = direction ? pannedAnchor(S.anchor ?? S.selected, S.context, direction, S.words.length) : to;
+    this.drawTree();
+  }
+
+  /** The focused window on or off (the choice is kept per browser). */
+  toggleFocus() {
+    const S = this.S;
+    S.focus = toggledFocus(this.focused());
+    S.anchor = S.selected;
+    S.rooms = null;
+    this.$("#tree").$tree = null;
+    this.render();
+    this.scrollToSelected();
+  }
+
+  scrollToSelected() { this.scrollTo(this.S.selected); }
+
+  /** Scroll the tree box to word ``word`` (when drawn). */
+  scrollTo(word) {
+    this.$(`#tree .token[data-id="${word}"]`)?.scrollIntoView({ block: "nearest", inline: "center" });
   }
 
   /** The panel and the status line (messages) only. */
@@ -334,10 +377,17 @@ class Editor {
     renderWordFields(this.S, this.$("#word-fields"));
   }
 
-  /** Another word selected (or picked): move the highlight, nothing is redrawn. */
+  /** Another word selected (or picked): move the highlight; only the focused window (or its overlay) is redrawn. */
   renderSelection() {
-    markSelection(this.S, this.root);
+    if (this.focused()) this.drawTree(); else markSelection(this.S, this.root);
+    this.pendingBadge();
     this.refresh();
+  }
+
+  /** The badge naming the word whose head is being chosen when it has scrolled out of the tree box. */
+  pendingBadge() {
+    const badge = this.$("#pending-badge");
+    if (badge && (this.S.pending || !badge.hidden)) renderPendingBadge(this.S, this.$("#tree"), badge);
   }
 
   /** The tree changed: redraw it (the members' trees and the table only change their colours). */
@@ -349,7 +399,8 @@ class Editor {
       || S.deprels[id - 1] !== last.deprels[id - 1] || S.reviewed.has(id) !== last.reviewed.has(id) || retagged.has(id));
     this.drawn = this.snapshot();
     this.drawTree();
-    updateMembers(S, this.$("#members"), changed);
+    this.pendingBadge();
+    if (!S.memberVisible) updateMembers(S, this.$("#members"), changed);
     updateTable(S, this.$("#tokens"), changed);
     this.refresh();
   }
@@ -361,7 +412,10 @@ class Editor {
     renderTable(S, this.$("#tokens"), (word) => this.select(word));
     this.drawn = this.snapshot();
     this.drawTree();
+    if (!S.memberVisible) drawMembers(S, this.$("#members"));
     renderZoom(S, this.root);
+    this.$("#focus-toggle")?.setAttribute("aria-pressed", String(this.focused()));
+    for (const id of ["#pan-left", "#pan-right"]) { const button = this.$(id); if (button) button.hidden = !this.focused(); }
     this.refresh();
     renderConflict(this.$("#conflict"), S.conflict, S, { useTheirs: () => this.useTheirs(), keepMine: () => this.keepMine() });
     renderWarnings(S, this.$("#ud-warnings"), (word) => this.select(word));
@@ -379,6 +433,11 @@ class Editor {
     on("#zoom-in", () => this.zoom(1));
     on("#zoom-out", () => this.zoom(-1));
     on("#zoom-fit", () => this.zoom("fit"));
+    on("#focus-toggle", () => this.toggleFocus());
+    on("#pan-left", () => this.pan(null, -1));
+    this.$("#pending-badge")?.addEventListener("click", () => { this.scrollTo(this.S.pending); this.$("#tree").focus(); });
+    this.$("#tree").addEventListener("scroll", () => this.pendingBadge(), { passive: true });
+    on("#pan-right", () => this.pan(null, 1));
     this.$("#reparse-toggle")?.addEventListener("change", (e) => this.setReparse(e.target.checked));
     const order = this.$("#next-order");
     order.value = this.S.nextOrder;
@@ -388,7 +447,8 @@ class Editor {
     this.$("#note-form").addEventListener("submit", (e) => { e.preventDefault(); this.addNote(this.$("#note-body").value); });
     window.addEventListener("beforeunload", (e) => { if (this.S.dirty) e.preventDefault(); });
     window.addEventListener("resize", () => {
-      if (this.S.zoom !== "fit") return;
+      this.S.rooms = null;
+      if (this.S.zoom !== "fit" && !this.focused()) return;
       this.$("#tree").$tree = null;
       this.drawTree();
       renderZoom(this.S, this.root);

@@ -14,6 +14,10 @@
  *     compact: smaller spacing (small multiples)
  *     zoom: a scale (1 = 100%) or "fit" (as wide as the container, never above 100%); the
  *       chosen scale is returned
+ *     visible: a Set of the word ids to draw (a focused window, focus.js); each run of other
+ *       words is one "… k …" box; a shown word's arc to an elided head ends at its run's box, the
+ *       arcs of elided words are not drawn
+ *     onGap(from, to, event) -> called when such a box (words from..to) is clicked
  *
  * A ROOT box stands at the sentence start (left, or right for right-to-left scripts) and the
  * root arc is drawn from it like any other arc (so does an extra arc with head 0).
@@ -28,6 +32,7 @@ const GAP = 18;          // space between words (px)
 const FONT = "15px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
 const SMALL = "12px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
 const ROOT = "ROOT";
+const GAP_BOX = 64;      // width of the box of an elided run of words (px, spacing included)
 
 function el(name, attributes = {}, text = null) {
   const node = document.createElementNS(SVG, name);
@@ -53,12 +58,27 @@ function measure(text, font) {
 }
 
 
-/** Nesting level of every arc: 1 + the highest level of the arcs it spans. */
-function arcLevels(words, extra = []) {
+/** Drawn width of a word (px at 100%, spacing included): the window of focus.js is sized with it. */
+export function wordWidth(word) {
+  return Math.max(measure(word.form, FONT), measure(word.upos, SMALL), 24) + GAP;
+}
+
+/** Width of the box standing for an elided run of words (px at 100%). */
+export const ELIDED_WIDTH = GAP_BOX;
+
+/** Width a drawing takes besides its words and elided runs: the ROOT box and the margins (px at 100%). */
+export function frameWidth() {
+  return measure(ROOT, FONT) + 10 + GAP + 2 * GAP;
+}
+
+/** Nesting level of every arc: 1 + the highest level of the arcs it spans (only the arcs of shown words). */
+function arcLevels(words, extra = [], visible = null) {
+  const shown = (a) => !visible || visible.has(a.dep);
   const arcs = words
     .filter((w) => w.head !== null && w.head !== undefined && w.head >= 0)
     .map((w) => ({ dep: w.id, head: w.head, word: w }))
     .concat(extra.filter((a) => a.head !== null && a.head !== undefined && a.head >= 0).map((a) => ({ ...a, extra: true })))
+    .filter(shown)
     .map((a) => ({ ...a, lo: Math.min(a.dep, a.head), hi: Math.max(a.dep, a.head) }))
     .sort((a, b) => (a.hi - a.lo) - (b.hi - b.lo));
   for (const arc of arcs) {
@@ -71,18 +91,46 @@ function arcLevels(words, extra = []) {
   return arcs;
 }
 
-/** Centre x of the ROOT box (index 0) and of each word, and the total width. */
-function layout(words, direction, measure) {
-  const widths = [measure(ROOT, FONT) + 10 + GAP]
-    .concat(words.map((w) => Math.max(measure(w.form, FONT), measure(w.upos, SMALL), 24) + GAP));
-  const total = widths.reduce((a, b) => a + b, 0) + 2 * GAP;
-  const centres = [];
-  let x = GAP;
-  for (const width of widths) {
-    centres.push(direction === "rtl" ? total - (x + width / 2) : x + width / 2);
-    x += width;
+/** Slots left to right: the ROOT box, each shown word, and one per run of elided words. */
+function slotsOf(words, visible) {
+  const slots = [{ width: measure(ROOT, FONT) + 10 + GAP, ids: [0] }];
+  for (const word of words) {
+    if (!visible || visible.has(word.id)) slots.push({ width: wordWidth(word), ids: [word.id] });
+    else if (slots.at(-1).elided) slots.at(-1).ids.push(word.id);
+    else slots.push({ width: GAP_BOX, ids: [word.id], elided: true });
   }
-  return { centres, total };
+  return slots;
+}
+
+/**
+ * Centre x of the ROOT box (index 0) and of each word (an elided word: its run's box), the total
+ * width and the elided runs [{from, to, x}].
+ */
+function layout(words, direction, visible = null) {
+  const slots = slotsOf(words, visible);
+  const total = slots.reduce((sum, slot) => sum + slot.width, 0) + 2 * GAP;
+  const centres = new Array(words.length + 1);
+  const elided = [];
+  let x = GAP;
+  for (const slot of slots) {
+    const centre = direction === "rtl" ? total - (x + slot.width / 2) : x + slot.width / 2;
+    for (const id of slot.ids) centres[id] = centre;
+    if (slot.elided) elided.push({ from: slot.ids[0], to: slot.ids.at(-1), x: centre });
+    x += slot.width;
+  }
+  return { centres, total, elided };
+}
+
+/** The box of elided words from..to at centre ``x``: clicking it calls ``options.onGap``. */
+function elidedBox(run, options) {
+  const count = run.to - run.from + 1;
+  const width = GAP_BOX - GAP / 2;
+  const box = el("g", { class: "elided", "data-from": run.from, "data-to": run.to, role: "button", tabindex: -1 });
+  box.append(el("title", {}, `${count} word${count === 1 ? "" : "s"} not shown (${run.from}–${run.to}): click to show them`));
+  box.append(el("rect", { x: run.x - width / 2, y: 9, width, height: 30, rx: 4, class: "elided-box" }));
+  box.append(el("text", { x: run.x, y: 29, class: "elided-count" }, `… ${count} …`));
+  if (options.onGap) box.addEventListener("click", (event) => options.onGap(run.from, run.to, event));
+  return box;
 }
 
 function defaultTitle(word, words) {
@@ -157,7 +205,8 @@ function rootBox(container, x, measure, options) {
 }
 
 function treeKey(words, direction, options) {
-  return JSON.stringify([direction, Boolean(options.compact), options.zoom ?? 1, words.map((w) => [w.form, w.upos])]);
+  const visible = options.visible ? [...options.visible].sort((a, b) => a - b).join(",") : "all";
+  return JSON.stringify([direction, Boolean(options.compact), options.zoom ?? 1, visible, words.map((w) => [w.form, w.upos])]);
 }
 
 /**
@@ -181,7 +230,8 @@ function drawFresh(container, words, direction, options) {
   container.$tree = null;
   if (!words.length) return 1;
   const level = options.compact ? 18 : LEVEL;
-  const { centres, total } = layout(words, direction, measure);
+  const visible = options.visible ?? null;
+  const { centres, total, elided } = layout(words, direction, visible);
   const scale = options.compact ? 0.72 : zoomScale(options.zoom, container, total);
   const interactive = Boolean(options.onToken || options.onRoot);
   const svg = el("svg", {
@@ -194,8 +244,10 @@ function drawFresh(container, words, direction, options) {
   const plot = el("g", { class: "plot" });
   const arcLayer = el("g", { class: "arcs" });
   plot.append(arcLayer, rootBox(container, centres[0], measure, options));
+  for (const run of elided) plot.append(elidedBox(run, options));
   const tokens = new Map();
   for (const word of words) {
+    if (visible && !visible.has(word.id)) continue;
     const x = centres[word.id];
     const cls = `token ${options.tokenClass ? options.tokenClass(word) : ""}`;
     const token = el("g", { class: cls, "data-id": word.id });
@@ -209,7 +261,7 @@ function drawFresh(container, words, direction, options) {
   }
   svg.append(defs, plot);
   const state = { key: treeKey(words, direction, options), extra: Boolean(options.extraArcs?.length), svg, plot,
-    arcLayer, tokens, arcs: new Map(), centres, total, level, scale, baseline: null };
+    arcLayer, tokens, arcs: new Map(), centres, total, level, scale, baseline: null, visible };
   updateDrawn(state, words, options);
   container.append(svg);
   container.$tree = state;
@@ -219,7 +271,7 @@ function drawFresh(container, words, direction, options) {
 
 /** Arcs (levels, paths, labels, classes), word classes and the height of a drawn tree. */
 function updateDrawn(state, words, options) {
-  const arcs = arcLevels(words, options.extraArcs ?? []);
+  const arcs = arcLevels(words, options.extraArcs ?? [], state.visible);
   const maxLevel = arcs.reduce((m, a) => Math.max(m, a.level), 0);
   const baseline = (maxLevel + 1.5) * state.level;
   if (baseline !== state.baseline) {
@@ -245,6 +297,7 @@ function updateDrawn(state, words, options) {
   if (!options.tokenClass) return;
   for (const word of words) {
     const token = state.tokens.get(word.id);
+    if (!token) continue;
     const cls = `token ${options.tokenClass(word)}`;
     if (token.cls !== cls) {
       for (const name of token.cls.split(" ")) if (name) token.node.classList.remove(name);

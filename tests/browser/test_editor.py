@@ -171,6 +171,8 @@ def test_long_right_to_left_sentence(ui: Any, live_app: Flask, screenshot: Shot)
         add_version(db.session, sentence_id=sid, source="ensemble", heads=chain,
                     deprels=["root"] + ["dep"] * (words - 1), user=user, scores=[1.0] * words)
         db.session.commit()
+    page.goto("/")
+    page.evaluate("localStorage.setItem('arcvote.focus', 'off')")  # the whole tree first
     page.goto(f"/workspace/sentences/{sid}")
     page.wait_for_selector("#tree svg")
     sizes = page.evaluate("() => { const t = document.querySelector('#tree');"
@@ -178,6 +180,12 @@ def test_long_right_to_left_sentence(ui: Any, live_app: Flask, screenshot: Shot)
     assert sizes[0] > sizes[1] and sizes[2] <= 1280
     press(page, "j")
     screenshot(page, "editor-long-rtl")
+    press(page, "w")  # the focused window, laid out from the right: word 2 right of the elided rest
+    assert page.locator("#tree .elided").count() >= 1
+    boxes = page.evaluate("""() => ["2", "3"].map((id) =>
+        document.querySelector(`#tree .token[data-id="${id}"]`).getBoundingClientRect().left)""")
+    assert boxes[0] > boxes[1]
+    screenshot(page, "editor-long-rtl-focused")
 
 
 def test_next_sentence_in_the_queue(ui: Any, treebank_id: int) -> None:

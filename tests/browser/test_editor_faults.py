@@ -254,6 +254,8 @@ def test_keys_on_a_100_word_sentence_stay_under_16_ms(
 
 def test_a_100_word_tree_fits_the_box(ui: Any, sentences: dict[str, int], screenshot: Shot) -> None:
     page = ui
+    page.goto("/")
+    page.evaluate("localStorage.setItem('arcvote.focus', 'off')")  # whole tree (window: test_focus_window.py)
     open_editor(page, sentences["long"])
     width = "() => { const t = document.querySelector('#tree'); return [t.scrollWidth, t.clientWidth]; }"
     scroll, box = page.evaluate(width)
