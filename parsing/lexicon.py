@@ -68,8 +68,10 @@ class Entry:
 
 
 def feats_of(node: dict[str, str]) -> str:
-    """A graph node's FEATS as CoNLL-U writes them (sorted ``Name=Value|...``, ``"_"`` for none)."""
-    pairs = sorted((name, value) for name, value in node.items() if name not in WORD_COLUMNS)
+    """A graph node's FEATS as CoNLL-U writes them (``Name=Value|...``, names sorted
+    case-insensitively as UD sorts them; ``"_"`` for none)."""
+    pairs = sorted(((name, value) for name, value in node.items() if name not in WORD_COLUMNS),
+                   key=lambda pair: (pair[0].lower(), pair[0]))
     return "|".join(f"{name}={value}" for name, value in pairs) or "_"
 
 
@@ -118,18 +120,41 @@ def _quoted(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def variant_pattern(entry: Entry, variant: Variant) -> str:
+def _pairs(feats: str) -> dict[str, str]:
+    return dict(pair.split("=", 1) for pair in feats.split("|") if "=" in pair)
+
+
+def variant_pattern(entry: Entry, variant: Variant, *, edge: bool = False) -> str:
     """A Grew pattern matching exactly the words of ``variant``: the entry's form, lemma and
     UPOS, the variant's features (and the absence of those only other variants have) when
-    FEATS are compared, and its incoming relation when DEPREL is."""
+    FEATS are compared, and its incoming relation when DEPREL is (with ``edge``: from a word
+    ``H``, the edge named ``e``, for a rule to relabel it; never for ``root``)."""
     tests = [f"form={_quoted(entry.form)}", f"lemma={_quoted(entry.lemma)}", f"upos={_quoted(entry.upos)}"]
     clauses = []
     if any(v.feats for v in entry.variants):  # FEATS compared
-        own = dict(pair.split("=", 1) for pair in variant.feats.split("|") if "=" in pair)
-        others = {pair.split("=", 1)[0] for v in entry.variants for pair in v.feats.split("|") if "=" in pair}
+        own = _pairs(variant.feats)
+        others = {name for v in entry.variants for name in _pairs(v.feats)}
         tests += [f"{name}={_quoted(value)}" for name, value in own.items()]
         tests += [f"!{name}" for name in sorted(others - set(own))]
     if variant.deprel:
-        clauses.append(f"* -[{variant.deprel}]-> N")
+        clauses.append(f"e: H -[{variant.deprel}]-> N" if edge else f"* -[{variant.deprel}]-> N")
     body = "; ".join([f"N [{', '.join(tests)}]", *clauses])
     return f"pattern {{ {body} }}"
+
+
+def variant_rule(entry: Entry, variant: Variant, target: Variant) -> str | None:
+    """A Grew rule that annotates the words of ``variant`` as ``target`` (another variant of the
+    entry, usually the most frequent): set and delete features, relabel the incoming edge.
+    None when that takes a new head (one of the two relations is ``root``) or changes nothing."""
+    if "root" in (variant.deprel, target.deprel) and variant.deprel != target.deprel:
+        return None
+    relabel = variant.deprel != target.deprel
+    pattern = variant_pattern(entry, variant, edge=relabel)
+    own, wanted = _pairs(variant.feats), _pairs(target.feats)
+    commands = [f"N.{name} = {_quoted(value)}" for name, value in wanted.items() if own.get(name) != value]
+    commands += [f"del_feat N.{name}" for name in own if name not in wanted]
+    if relabel:
+        commands.append(f"e.label = {target.deprel}")
+    if not commands:
+        return None
+    return f"rule {{\n  {pattern}\n  commands {{ {'; '.join(commands)} }}\n}}"

@@ -10,7 +10,8 @@ import pytest
 
 from parsing.conllu_io import DEPREL, FEATS, FORM, ID, LEMMA, UPOS, read_conllu, to_sentence
 from parsing.grew import Corpus, Graph, Matcher, graph_of
-from parsing.lexicon import Entry, feats_of, lexicon, sort_entries, variant_pattern
+from parsing.grew.rules import parse_rule, rewrite
+from parsing.lexicon import Entry, feats_of, lexicon, sort_entries, variant_pattern, variant_rule
 
 
 def _graph(words: list[tuple[str, str, str, str, int, str]]) -> Graph:
@@ -108,3 +109,26 @@ def test_real_file_entries_equal_a_direct_count_and_patterns_find_each_variant(
         for variant in entry.variants:
             hits = Matcher(variant_pattern(entry, variant)).run(corpus)
             assert sorted((hit.sentence, hit.nodes["N"]) for hit in hits) == list(variant.where)
+
+
+@pytest.mark.parametrize("compare", ["feats", "deprel", "both"])
+def test_a_variant_rule_turns_the_minority_variant_into_the_majority(compare: str) -> None:
+    graphs = SMALL * 2
+    entry = next(e for e in lexicon(graphs, compare=compare) if e.form == "her")  # type: ignore[arg-type]
+    minority, majority = entry.variants[-1], entry.variants[0]
+    text = variant_rule(entry, minority, majority)
+    assert text is not None
+    rule = parse_rule(text)
+    changed = rewrite(rule, Corpus(graphs))
+    assert sorted(change.sentence for change in changed if change.changed) == [i for i, _ in minority.where]
+    fixed = [change.tree.graph() for change in changed]
+    after = lexicon([g for i, g in enumerate(graphs) if i not in {c.sentence for c in changed}] + fixed,
+                    compare=compare)  # type: ignore[arg-type]
+    assert all(e.form != "her" for e in after)
+
+
+def test_no_rule_where_a_fix_needs_a_new_head() -> None:
+    graphs = [_graph([("go", "go", "VERB", "_", 0, "root")]), _graph([("go", "go", "VERB", "_", 0, "root")]),
+              _graph([("x", "x", "X", "_", 0, "root"), ("go", "go", "VERB", "_", 1, "xcomp")])]
+    entry = lexicon(graphs, compare="deprel")[0]
+    assert variant_rule(entry, entry.variants[1], entry.variants[0]) is None
