@@ -135,10 +135,12 @@ def register_blueprints(app: Flask) -> None:
         api_input,
         assignments,
         auth,
+        checks,
         compare,
         errors,
         health,
         jobs,
+        lexicon,
         openapi,
         plugins,
         rounds,
@@ -172,6 +174,8 @@ def register_blueprints(app: Flask) -> None:
     app.register_blueprint(plugins.bp)
     app.register_blueprint(search.bp)
     app.register_blueprint(rules.bp)
+    app.register_blueprint(checks.bp)
+    app.register_blueprint(lexicon.bp)
     app.register_blueprint(openapi.bp)
     errors.register(app)
     access.register(app)

@@ -1,0 +1,129 @@
+"""Whole-treebank validation (issue #32): the validate job's report on a treebank with known
+faults, the report page, and who may read it or start one."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import select
+
+from app.extensions import db
+from app.job_models import Job
+from app.models import Treebank, User
+from app.services.imports import import_conllu
+from app.services.members import set_role
+from app.services.sources import SourceError
+from app.services.treebank_checks import validate_treebank
+from tests.app.conftest import PASSWORD
+
+PRON = "Case={}|Person=3|PronType=Prs"
+
+
+def _sentence(sent_id: str, subject_head: int = 2, object_label: str = "obj") -> str:
+    subject = "root" if subject_head == 0 else "nsubj"
+    rows = [(1, "He", "he", "PRON", PRON.format("Nom"), subject_head, subject, "_"),
+            (2, "saw", "see", "VERB", "_", 0, "root", "_"),
+            (3, "her", "she", "PRON", PRON.format("Acc"), 2, object_label, "SpaceAfter=No"),
+            (4, ".", ".", "PUNCT", "_", 2, "punct", "_")]
+    lines = [f"{i}\t{form}\t{lemma}\t{upos}\t_\t{feats}\t{head}\t{label}\t_\t{misc}"
+             for i, form, lemma, upos, feats, head, label, misc in rows]
+    return f"# sent_id = {sent_id}\n# text = He saw her.\n" + "\n".join(lines) + "\n\n"
+
+
+FAULTY = (_sentence("clean-1") + _sentence("two-roots", subject_head=0)
+          + _sentence("punct-pron", object_label="punct") + _sentence("bad-label", object_label="foo")
+          + _sentence("clean-2"))
+EXPECTED = {("multiple-roots", 2): ["two-roots"], ("rel-upos-punct", 3): ["punct-pron"],
+            ("unknown-udeprel", 2): ["bad-label"]}
+
+
+def sign_in(app: Flask, name: str) -> FlaskClient:
+    client = app.test_client()
+    assert client.post("/auth/login", data={"username": name, "password": PASSWORD}).status_code == 302
+    return client
+
+
+@pytest.fixture
+def world(app: Flask, make_user: Callable[..., int], fast: object) -> tuple[int, dict[str, FlaskClient]]:
+    """The faulty treebank owned by ana, with a viewer and a curator; jobs run inline."""
+    for name in ("ana", "viewer", "curator", "stranger"):
+        make_user(name)
+    with app.app_context():
+        owner = db.session.scalars(select(User).where(User.username == "ana")).one()
+        treebank = import_conllu(db.session, data=FAULTY.encode(), filename="faulty.conllu",
+                                 treebank_name="faulty", split="dev", user=owner).treebank
+        for role in ("viewer", "curator"):
+            set_role(db.session, treebank, role, role, by=owner)
+        db.session.commit()
+        treebank_id = treebank.id
+    return treebank_id, {name: sign_in(app, name) for name in ("ana", "viewer", "curator", "stranger")}
+
+
+def test_the_report_counts_exactly_the_known_faults(
+        app: Flask, world: tuple[int, dict[str, FlaskClient]]) -> None:
+    treebank_id, _ = world
+    with app.app_context():
+        treebank = db.session.get(Treebank, treebank_id)
+        assert treebank is not None
+        report = validate_treebank(db.session, treebank, source="gold")
+        assert report["sentences"] == 5 and report["levels"] == 3 and report["without_tree"] == 0
+        assert {(t["test"], t["level"]): t["count"] for t in report["tests"]} == {key: 1 for key in EXPECTED}
+        found = {(item["test"], item["level"]): [item["sent_id"]] for item in report["incidents"]}
+        assert found == EXPECTED
+        punct = next(item for item in report["incidents"] if item["test"] == "rel-upos-punct")
+        assert (punct["word"], punct["form"]) == (3, "her") and "PUNCT" in punct["message"]
+        assert validate_treebank(db.session, treebank, split="train")["sentences"] == 0
+        with pytest.raises(SourceError, match="unknown source"):
+            validate_treebank(db.session, treebank, source="nobody")
+        treebank.language = "en"  # the validator knows English: levels 4 and 5 run too
+        assert validate_treebank(db.session, treebank)["levels"] == 5
+        db.session.rollback()
+
+
+def test_a_curator_starts_the_job_and_a_viewer_reads_the_report(
+        app: Flask, world: tuple[int, dict[str, FlaskClient]]) -> None:
+    treebank_id, clients = world
+    url = f"/treebanks/{treebank_id}/validation"
+    empty = clients["viewer"].get(url)
+    assert empty.status_code == 200 and 'id="validation-none"' in empty.get_data(as_text=True)
+    assert 'id="validate-form"' not in empty.get_data(as_text=True)
+    assert clients["viewer"].post(url, data={"source": "gold"}).status_code == 403
+    assert clients["stranger"].get(url).status_code == 404
+    started = clients["curator"].post(url, data={"source": "gold", "split": "dev"})
+    assert started.status_code == 302 and "/jobs/" in started.headers["Location"]
+    with app.app_context():
+        job = db.session.scalars(select(Job).where(Job.kind == "validate")).one()
+        assert job.state == "done", job.error
+        assert job.params == {"source": "gold", "split": "dev"} and job.result is not None
+        assert job.result["total"] == 3
+        job_id = job.id
+    job_page = clients["viewer"].get(started.headers["Location"]).get_data(as_text=True)
+    assert "Open the report" in job_page and f"job={job_id}" in job_page
+    html = clients["viewer"].get(url).get_data(as_text=True)
+    rows = re.findall(r'<tr class="validation-test" data-test="([^"]+)" data-count="(\d+)"', html)
+    assert sorted(rows) == sorted((test, "1") for test, _ in EXPECTED)
+    for (_, _), (sent_id,) in EXPECTED.items():
+        assert f">{sent_id}</a>" in html
+    assert "3 errors of 3 kinds" in " ".join(html.split())
+    assert clients["viewer"].get(f"{url}?job={job_id + 99}").status_code == 404
+
+
+def test_a_bad_source_is_refused_without_a_job(app: Flask, world: tuple[int, dict[str, FlaskClient]]) -> None:
+    treebank_id, clients = world
+    url = f"/treebanks/{treebank_id}/validation"
+    for data in ({"source": "nobody"}, {"source": "gold", "split": "nosuch"}):
+        response = clients["ana"].post(url, data=data, follow_redirects=True)
+        assert response.status_code == 200 and "Not started" in response.get_data(as_text=True)
+    with app.app_context():
+        assert db.session.scalars(select(Job).where(Job.kind == "validate")).first() is None
+
+
+def test_the_treebank_page_links_to_the_report(app: Flask, world: tuple[int, dict[str, FlaskClient]]) -> None:
+    treebank_id, clients = world
+    html = clients["viewer"].get(f"/treebanks/{treebank_id}/sentences").get_data(as_text=True)
+    assert f'href="/treebanks/{treebank_id}/validation" id="validation-link"' in html
+    assert f'href="/treebanks/{treebank_id}/lexicon" id="lexicon-link"' in html
