@@ -22,7 +22,7 @@ bp = Blueprint("lexicon", __name__, url_prefix="/treebanks")
 
 PER_PAGE = 50
 """Entries drawn per page."""
-PLACES = 8
+PLACES = 5
 """Sentences linked per variant (the count covers them all)."""
 
 
