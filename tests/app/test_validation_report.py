@@ -3,12 +3,13 @@ faults, the report page, and who may read it or start one."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 
 import pytest
 from flask import Flask
-from flask.testing import FlaskClient
+from flask.testing import FlaskClient, FlaskCliRunner
 from sqlalchemy import select
 
 from app.extensions import db
@@ -127,3 +128,21 @@ def test_the_treebank_page_links_to_the_report(app: Flask, world: tuple[int, dic
     html = clients["viewer"].get(f"/treebanks/{treebank_id}/sentences").get_data(as_text=True)
     assert f'href="/treebanks/{treebank_id}/validation" id="validation-link"' in html
     assert f'href="/treebanks/{treebank_id}/lexicon" id="lexicon-link"' in html
+
+
+def test_the_cli_validates_as_a_job_and_prints_the_report(
+        app: Flask, world: tuple[int, dict[str, FlaskClient]], runner: FlaskCliRunner) -> None:
+    result = runner.invoke(args=["treebank", "validate", "faulty", "--source", "gold", "--split", "dev",
+                                 "--json", "--user", "ana"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert {(t["test"], t["level"]): t["count"] for t in report["tests"]} == {key: 1 for key in EXPECTED}
+    assert report["sentences"] == 5 and report["total"] == 3
+    text = runner.invoke(args=["treebank", "validate", "faulty", "--user", "ana"])
+    assert text.exit_code == 0 and "3 errors in 5 sentences checked" in text.output
+    with app.app_context():
+        done = db.session.scalars(select(Job).where(Job.kind == "validate", Job.state == "done")).all()
+        assert len(done) == 2
+    assert runner.invoke(args=["treebank", "validate", "faulty", "--user", "viewer"]).exit_code == 1
+    bad = runner.invoke(args=["treebank", "validate", "faulty", "--source", "nobody", "--user", "ana"])
+    assert bad.exit_code == 1 and "unknown source" in bad.output
