@@ -65,8 +65,8 @@ def test_a_validation_job_reports_each_fault_with_its_sentences(
     assert "Multiple root words" in incident.inner_text()
     ui.locator('tr.validation-test[data-test="rel-upos-punct"] summary').click()
     screenshot(ui, "validation-report")
-    incident.locator("a").click()
-    ui.wait_for_url(lambda url: "/sentences/" in url)
+    incident.locator("a.incident-editor").click()
+    ui.wait_for_url(lambda url: "/workspace/sentences/" in url)
 
 
 def test_the_lexicon_table_draws_entries_and_a_variant_opens_its_search(
