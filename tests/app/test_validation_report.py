@@ -146,3 +146,21 @@ def test_the_cli_validates_as_a_job_and_prints_the_report(
     assert runner.invoke(args=["treebank", "validate", "faulty", "--user", "viewer"]).exit_code == 1
     bad = runner.invoke(args=["treebank", "validate", "faulty", "--source", "nobody", "--user", "ana"])
     assert bad.exit_code == 1 and "unknown source" in bad.output
+
+
+def test_hostile_forms_and_ids_are_escaped_in_the_report(
+        app: Flask, world: tuple[int, dict[str, FlaskClient]]) -> None:
+    payload = "<script>alert(1)</script>"
+    hostile = "".join(_sentence(sent_id, subject_head=head).replace("\the\t", f"\t{payload}\t", 1)
+                      for sent_id, head in ((payload, 2), (payload + "-2", 0)))  # lemma and ids hostile
+    with app.app_context():
+        owner = db.session.scalars(select(User).where(User.username == "ana")).one()
+        treebank_id = import_conllu(db.session, data=hostile.encode(), filename="h.conllu",
+                                    treebank_name="hostile", split="dev", user=owner).treebank.id
+        db.session.commit()
+    clients = world[1]
+    started = clients["ana"].post(f"/treebanks/{treebank_id}/validation", data={"source": "gold"})
+    assert started.status_code == 302
+    for url in (f"/treebanks/{treebank_id}/validation", f"/treebanks/{treebank_id}/lexicon?compare=deprel"):
+        page = clients["ana"].get(url).get_data(as_text=True)
+        assert payload not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
