@@ -14,11 +14,12 @@ from sqlalchemy import select
 
 from app.extensions import db
 from app.job_models import Job
-from app.models import Treebank, User
+from app.models import Sentence, Treebank, User
 from app.services.imports import import_conllu
 from app.services.members import set_role
 from app.services.sources import SourceError
 from app.services.treebank_checks import validate_treebank
+from app.services.trees import add_version
 from tests.app.conftest import PASSWORD
 
 PRON = "Case={}|Person=3|PronType=Prs"
@@ -164,3 +165,22 @@ def test_hostile_forms_and_ids_are_escaped_in_the_report(
     for url in (f"/treebanks/{treebank_id}/validation", f"/treebanks/{treebank_id}/lexicon?compare=deprel"):
         page = clients["ana"].get(url).get_data(as_text=True)
         assert payload not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_the_latest_source_validates_the_annotators_trees(
+        app: Flask, world: tuple[int, dict[str, FlaskClient]]) -> None:
+    treebank_id, _ = world
+    with app.app_context():
+        treebank = db.session.get(Treebank, treebank_id)
+        owner = db.session.scalars(select(User).where(User.username == "ana")).one()
+        sentence = db.session.scalars(select(Sentence).where(Sentence.sent_id == "two-roots")).one()
+        assert treebank is not None
+        add_version(db.session, sentence_id=sentence.id, source="annotation", heads=[2, 0, 2, 2],
+                    deprels=["nsubj", "root", "obj", "punct"], user=owner)  # the second root fixed
+        db.session.flush()
+        latest = validate_treebank(db.session, treebank, source="latest")
+        gold = validate_treebank(db.session, treebank, source="gold")
+        db.session.rollback()
+    assert {t["test"] for t in gold["tests"]} == {test for test, _ in EXPECTED}
+    assert {t["test"] for t in latest["tests"]} == {"rel-upos-punct", "unknown-udeprel"}
+    assert latest["sentences"] == 5
