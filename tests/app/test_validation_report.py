@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Callable
 
 import pytest
@@ -20,7 +21,11 @@ from app.services.members import set_role
 from app.services.sources import SourceError
 from app.services.treebank_checks import validate_treebank
 from app.services.trees import add_version
+from app.services.ud_checks import ud_warnings
+from parsing.conllu_io import parse_conllu
 from tests.app.conftest import PASSWORD
+from tests.app.test_search import AFRIKAANS
+from tests.app.test_search_views import build_world
 
 PRON = "Case={}|Person=3|PronType=Prs"
 
@@ -184,3 +189,21 @@ def test_the_latest_source_validates_the_annotators_trees(
     assert {t["test"] for t in gold["tests"]} == {test for test, _ in EXPECTED}
     assert {t["test"] for t in latest["tests"]} == {"rel-upos-punct", "unknown-udeprel"}
     assert latest["sentences"] == 5
+
+
+def test_a_real_treebank_report_equals_the_validator_on_the_file(
+        app: Flask, make_user: Callable[..., int]) -> None:
+    """AfriBooms dev through the database: the same counts as the validator run on the file."""
+    treebank_id, _ = build_world(app, make_user)
+    expected: Counter[tuple[str, int]] = Counter()
+    for raw in parse_conllu(AFRIKAANS.read_text(encoding="utf-8")):
+        expected.update((item["test"], item["level"]) for item in ud_warnings(raw, "af"))
+    with app.app_context():
+        treebank = db.session.get(Treebank, treebank_id)
+        assert treebank is not None
+        treebank.language = "af"
+        report = validate_treebank(db.session, treebank, source="gold", split="dev")
+        db.session.rollback()
+    assert report["levels"] == 5 and report["sentences"] == len(parse_conllu(AFRIKAANS.read_text("utf-8")))
+    assert expected  # AfriBooms dev has findings (finite verbs without Mood, at the time of writing)
+    assert {(t["test"], t["level"]): t["count"] for t in report["tests"]} == dict(expected)
