@@ -136,10 +136,12 @@ def register_blueprints(app: Flask) -> None:
         api_input,
         assignments,
         auth,
+        checks,
         compare,
         errors,
         health,
         jobs,
+        lexicon,
         openapi,
         plugins,
         rounds,
@@ -173,6 +175,8 @@ def register_blueprints(app: Flask) -> None:
     app.register_blueprint(plugins.bp)
     app.register_blueprint(search.bp)
     app.register_blueprint(rules.bp)
+    app.register_blueprint(checks.bp)
+    app.register_blueprint(lexicon.bp)
     app.register_blueprint(openapi.bp)
     errors.register(app)
     access.register(app)
@@ -187,12 +191,13 @@ def register_commands(app: Flask) -> None:
     from app.cli_compare import add_parse_command, plugin_command, scoreboard_command
     from app.cli_models import models_cli
     from app.cli_search import search_command
+    from app.cli_validate import validate_command
     from app.jobs.logs import configure_job_logging
     from app.jobs.worker import worker_command
 
     configure_job_logging()
     app.cli.add_command(worker_command)
-    for command in (add_parse_command, scoreboard_command, plugin_command, search_command):
+    for command in (add_parse_command, scoreboard_command, plugin_command, search_command, validate_command):
         treebank_cli.add_command(command)
     app.cli.add_command(treebank_cli)
     app.cli.add_command(user_cli)

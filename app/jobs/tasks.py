@@ -14,6 +14,7 @@ from threadpoolctl import threadpool_limits
 
 from app.job_models import Job
 from app.jobs import JobCancelled, Progress, task
+from app.jobs.check_tasks import KIND as VALIDATE_KIND  # noqa: F401  (registers the validate job)
 from app.jobs.fanout import (
     MEMBER_KIND,
     TAG_FOLD_KIND,

@@ -105,7 +105,7 @@ def job_page(job_id: int) -> str:
     starter = db.session.get(User, job.user_id)
     treebank_id = job.treebank_id if job.treebank_id is not None else (job.result or {}).get("treebank_id")
     treebank = db.session.get(Treebank, treebank_id) if isinstance(treebank_id, int) else None
-    names = {"import": "Importing", "export": "Exporting"}
+    names = {"import": "Importing", "export": "Exporting", "validate": "Validating"}
     subject = (job.params or {}).get("filename") or (treebank.name if treebank else "")
     return render_template(
         "treebanks/job.html", job=job, starter=starter.username if starter else "?", treebank=treebank,

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from parsing.grew.graphs import Corpus, Graph
 from parsing.grew.matcher import Binding, Matcher
-from parsing.grew.request import EdgeClause, FeatureRef, LabelTest, Request, Value
+from parsing.grew.request import ANY_NODE, EdgeClause, FeatureRef, LabelTest, Request, Value
 from parsing.grew.syntax import _FEATURE, _LABEL, _NAME, GrewSyntaxError, _Reader
 
 COLUMNS = ("form", "lemma", "upos", "xpos")
@@ -197,6 +197,8 @@ def _check_names(rule: Rule, text: str, offsets: list[int]) -> None:
         named_edge = command.edge if isinstance(command, (DelEdge, SetLabel)) else None
         if named_edge is not None and named_edge not in edges:
             raise GrewSyntaxError(text, at, f"an edge named in the pattern, not {named_edge!r}")
+        if named_edge is not None and rule.request.edge_names()[named_edge].target == ANY_NODE:
+            raise GrewSyntaxError(text, at, f"an edge whose dependent is a node, not * (edge {named_edge!r})")
         for node in _command_nodes(command):
             if node not in nodes:
                 raise GrewSyntaxError(text, at, f"a node of the pattern, not {node!r}")
@@ -255,15 +257,21 @@ class RuleError(ValueError):
     """A command that cannot run on this match (its edge is missing, a head would be doubled)."""
 
 
-def _edge_of(rule: Rule, name: str, binding: Binding) -> tuple[int, int]:
+def _edge_of(rule: Rule, name: str, binding: Binding, tree: Tree) -> tuple[int, int]:
+    """(head, dependent) of a named edge; an anonymous head (``*``) is the dependent's head."""
     clause: EdgeClause = rule.request.edge_names()[name]
-    return binding[clause.source], binding[clause.target]
+    target = binding[clause.target]
+    if clause.source != ANY_NODE:
+        return binding[clause.source], target
+    if tree.heads[target] < 0:
+        raise RuleError(f"edge {name} is no longer there")
+    return tree.heads[target], target
 
 
 def run_command(rule: Rule, command: Command, tree: Tree, binding: Binding) -> None:
     """Apply one command to ``tree`` in place; :class:`RuleError` when it cannot."""
     if isinstance(command, DelEdge):
-        source, target = (_edge_of(rule, command.edge, binding) if command.edge
+        source, target = (_edge_of(rule, command.edge, binding, tree) if command.edge
                           else (binding[command.source], binding[command.target]))
         wrong_label = command.edge is None and not command.label.accepts(tree.deprels[target])
         if tree.heads[target] != source or wrong_label:
@@ -277,7 +285,7 @@ def run_command(rule: Rule, command: Command, tree: Tree, binding: Binding) -> N
             raise RuleError(f"word {target} already has a head")
         tree.heads[target], tree.deprels[target] = source, command.label
     elif isinstance(command, SetLabel):
-        source, target = _edge_of(rule, command.edge, binding)
+        source, target = _edge_of(rule, command.edge, binding, tree)
         if tree.heads[target] != source:
             raise RuleError("the edge to relabel is not there")
         tree.deprels[target] = command.label

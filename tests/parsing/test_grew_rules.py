@@ -24,6 +24,16 @@ def test_relabel_a_named_edge(corpus: Corpus) -> None:  # noqa: F811
     assert result.applied == [{"H": 3, "D": 6}] and result.refused == []
 
 
+def test_a_named_edge_from_any_head_is_the_dependents_edge(corpus: Corpus) -> None:  # noqa: F811
+    result = one(corpus, "rule { pattern { e: * -[nmod]-> D } commands { e.label = obl } }")
+    assert (result.tree.heads[6], result.tree.deprels[6]) == (3, "obl") and result.applied == [{"D": 6}]
+    moved = one(corpus, "pattern { e: * -[nmod]-> D; * -[root]-> V } "
+                        "commands { del_edge e; add_edge V -[obl]-> D }")
+    assert (moved.tree.heads[6], moved.tree.deprels[6]) == (7, "obl")
+    with pytest.raises(GrewSyntaxError, match="dependent is a node"):
+        parse_rule("pattern { e: H -[nmod]-> * } commands { e.label = obl }")
+
+
 def test_delete_and_add_an_edge_moves_a_word(corpus: Corpus) -> None:  # noqa: F811
     result = one(corpus, "pattern { e: H -[amod]-> A; V -[nsubj]-> H } "
                          "commands { del_edge e; add_edge V -[advmod]-> A }")
