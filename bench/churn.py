@@ -40,7 +40,7 @@ import numpy as np  # noqa: E402
 
 from bench.ud_files import UD, split_files  # noqa: E402
 from parsing.conllu_io import load_sentences  # noqa: E402
-from parsing.ensemble.stability import keep_previous  # noqa: E402
+from parsing.ensemble.stability import keep_previous, with_previous_votes  # noqa: E402
 from parsing.ensemble.voting import ensemble_vote_weights  # noqa: E402
 from parsing.members import member_names  # noqa: E402
 from parsing.pipeline import ModelBundle, load_models, train_models  # noqa: E402
@@ -67,14 +67,20 @@ def parse(bundle: ModelBundle, sentences: Sequence[Sentence]) -> tuple[dict[str,
 
 
 def stabilised(weights: Sequence[float], members: dict[str, list[Parse]], combined: Sequence[Parse],
-               previous: Sequence[Parse], margin: float | None) -> list[Parse]:
+               previous: Sequence[Parse], margin: float | None, earlier: dict[str, list[Parse]],
+               share: float) -> list[Parse]:
     """Round 2's trees, kept-previous against ``previous`` at ``margin`` (None: as they are);
-    ``weights``: the members' vote weights, in ``members``' order."""
+    ``weights``: the members' vote weights, in ``members``' order; ``earlier``: round 1's member
+    parses, given ``share`` of the vote (:func:`with_previous_votes`)."""
     if margin is None:
         return list(combined)
     names = list(members)
-    return [keep_previous([members[name][i] for name in names], weights, combined[i],
-                          previous[i].heads, previous[i].deprels, margin) for i in range(len(combined))]
+    out = []
+    for i in range(len(combined)):
+        voters, vote = with_previous_votes([members[name][i] for name in names], weights,
+                                           [earlier[name][i] for name in names], weights, share)
+        out.append(keep_previous(voters, vote, combined[i], previous[i].heads, previous[i].deprels, margin))
+    return out
 
 
 def changed_arcs(before: Sequence[Parse], after: Sequence[Parse]) -> float:
@@ -138,12 +144,12 @@ def measure(name: str, files: dict[str, Path], args: argparse.Namespace) -> list
             where: [_parses_to_json(one) for one in pair] for where, pair in parsed.items()}}))
     gold = {"pool": pool, "dev": dev}
     lines = []
-    for margin in (None, *args.margins):
+    for share, margin in [(0.0, None), *((share, m) for share in args.previous_shares for m in args.margins)]:
         line: dict[str, Any] = {"treebank": name, "members": names, "base": len(first), "added": args.added,
-                                "warm": args.warm,
+                                "warm": args.warm, "previous_share": share,
                                 "margin": margin, "train_s": [round(seconds1, 1), round(seconds2, 1)]}
-        for where, ((_, before), (members, combined)) in parsed.items():
-            after = stabilised(weights, members, combined, before, margin)
+        for where, ((earlier, before), (members, combined)) in parsed.items():
+            after = stabilised(weights, members, combined, before, margin, earlier, share)
             line[f"{where}_sentences"] = len(after)
             line[f"{where}_changed"] = round(100 * changed_share(before, after), 1)
             line[f"{where}_arcs_changed"] = round(100 * changed_arcs(before, after), 2)
@@ -161,6 +167,7 @@ def report(path: Path) -> str:
            "|---|---|---|---|---|---|---|"]
     for row in rows:
         margin = "none" if row["margin"] is None else f"{row['margin']:g}"
+        margin += f", previous {row['previous_share']:g}" if row.get("previous_share") else ""
         margin += " (warm)" if row.get("warm") else ""
         out.append(f"| {row['treebank']} | {margin} | {row['pool_changed']} "
                    f"| {row.get('pool_arcs_changed', '')} "
@@ -177,6 +184,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--added", type=int, default=5)
     parser.add_argument("--pool", type=int, default=100)
     parser.add_argument("--members", default=None)
+    parser.add_argument("--previous-shares", type=lambda text: [float(x) for x in text.split(",")],
+                        default=[0.0, 0.4], help="shares of the vote given to round 1's members")
     parser.add_argument("--warm", action="store_true", help="round 2 continues from round 1's weights")
     parser.add_argument("--margins", type=lambda text: [float(x) for x in text.split(",")],
                         default=list(MARGINS))

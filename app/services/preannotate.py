@@ -34,12 +34,12 @@ from app.services import DbSession
 from app.services.external_votes import ExternalVoter, cast_ballots
 from app.services.parsing_adapter import load_sentences, partial_trees, tree_of_parse, with_trees
 from app.services.round_scores import evaluation_scores
+from app.services.stable_trees import Stability, stabilise
 from app.services.tag_checks import require_tags
 from app.services.trees import latest_versions
 from parsing.ensemble.base import member_accuracy, stack_heads
 from parsing.ensemble.confidence import SentenceConfidence, sentence_confidence
 from parsing.ensemble.registry import default_method, method_spec
-from parsing.ensemble.stability import DEFAULT_MARGIN, keep_previous
 from parsing.forked import ParserPool
 from parsing.member_fit import MemberRunner
 from parsing.members import member_names
@@ -94,9 +94,8 @@ class TrainedRound:
     weights: list[float]
     voters: list[ExternalVoter] = field(default_factory=list)
     pool: ParserPool | None = None
-    stability: float | None = DEFAULT_MARGIN
-    """Keep a sentence's previous ensemble arc unless the members back the new one by more than
-    this share of their votes (:func:`parsing.ensemble.stability.keep_previous`); None: off."""
+    stability: Stability | None = field(default_factory=Stability)
+    """How a round keeps the previous ensemble trees (:mod:`app.services.stable_trees`); None: off."""
 
 
 @dataclass
@@ -325,10 +324,8 @@ def parse_batch(
     combined, ballots = cast_ballots(session, trained.bundle, trained.voters, sentence_ids, sentences,
                                      by_name, combined, trained.weights)
     if trained.stability is not None:
-        previous = latest_versions(session, list(sentence_ids), "ensemble")
-        combined = [keep_previous(ballots[i].parses, ballots[i].weights, combined[i],
-                                  [-1, *previous[sid].heads], ["", *previous[sid].deprels], trained.stability)
-                    if sid in previous else combined[i] for i, sid in enumerate(sentence_ids)]
+        weights = dict(zip(trained.bundle.parsers, trained.weights, strict=True))
+        combined = stabilise(session, sentence_ids, combined, ballots, weights, trained.stability)
     for i, sentence_id in enumerate(sentence_ids):
         for name, parses in by_name.items():
             heads, deprels, scores = tree_of_parse(parses[i])

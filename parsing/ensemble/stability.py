@@ -31,15 +31,18 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from parsing.decoders.first_order import chu_liu_edmonds
-from parsing.ensemble.base import stack_heads, token_weights
+from parsing.ensemble.base import FloatArray, stack_heads, token_weights
 from parsing.ensemble.voting import vote_share
 from parsing.types import Heads, Parse
 
-__all__ = ["DEFAULT_MARGIN", "keep_previous", "label_share"]
+__all__ = ["DEFAULT_MARGIN", "DEFAULT_PREVIOUS_WEIGHT", "keep_previous", "label_share", "with_previous_votes"]
 
-DEFAULT_MARGIN = 0.25
-"""The margin rounds use: chosen on dev sentences (``bench/churn.py``; the README gives the
-churn and the LAS it costs)."""
+DEFAULT_MARGIN = 0.34
+"""The margin rounds use, with :data:`DEFAULT_PREVIOUS_WEIGHT`: chosen on dev sentences
+(``bench/churn.py``; the user guide gives the churn and the LAS it costs)."""
+
+DEFAULT_PREVIOUS_WEIGHT = 0.4
+"""The share of the vote rounds give the previous round's members (:func:`with_previous_votes`)."""
 
 _UNPROPOSED = -10.0
 """Score of an arc no member proposed in the tree repair: used only where nothing else makes a tree."""
@@ -58,6 +61,30 @@ def label_share(parses: Sequence[Parse], weights: ArrayLike, dep: int, head: int
         return 0.0
     agree = np.array([chose[m] and parses[m].deprels[dep] == label for m in range(len(parses))])
     return float(weight[agree].sum()) / total
+
+
+def with_previous_votes(parses: Sequence[Parse], weights: ArrayLike, previous: Sequence[Parse],
+                        previous_weights: ArrayLike, share: float) -> tuple[list[Parse], FloatArray]:
+    """The voters and weights that decide :func:`keep_previous`: this round's members at
+    ``1 - share`` of the vote and the previous round's (``previous``, their parses of the same
+    sentence) at ``share``. Averaging two rounds' votes is a larger ensemble, so it also damps
+    the arcs that flip only because the members were retrained.
+
+    Args:
+        weights: shape ``(M,)`` or ``(M, n+1)``; previous_weights: ``(P,)`` or ``(P, n+1)``.
+
+    Returns:
+        ``M + P`` parses and their weights, shape ``(M + P, n+1)``; this round's alone when
+        ``previous`` is empty or ``share`` is 0.
+    """
+    size = len(parses[0].heads)
+    now = token_weights(weights, len(parses), size)
+    if not previous or share <= 0:
+        return list(parses), now
+    before = token_weights(previous_weights, len(previous), size)
+    now = (1 - share) * now / np.maximum(now.sum(axis=0), 1e-12)  # each word's vote sums to 1 - share
+    before = share * before / np.maximum(before.sum(axis=0), 1e-12)
+    return [*parses, *previous], np.vstack([now, before])
 
 
 def keep_previous(

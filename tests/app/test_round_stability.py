@@ -13,6 +13,7 @@ from app.models import Document, Sentence, Treebank, TreeVersion, User
 from app.services.demo import setup_demo
 from app.services.parsing_adapter import load_sentences
 from app.services.preannotate import TrainedRound, parse_batch
+from app.services.stable_trees import Stability
 from app.services.trees import latest_versions
 from parsing.ensemble.stability import keep_previous
 from parsing.pipeline import load_models
@@ -42,7 +43,8 @@ def test_a_round_keeps_previous_arcs_within_the_margin_and_takes_clear_leads(
     members, fresh = bundle.parse_with_ensemble(load_sentences(session, pool))
 
     # margin 1: every previous arc stays (they are trees), whatever the new members say
-    parse_batch(session, TrainedRound(bundle, list(first.weights), stability=1.0), pool, user=user)
+    keep_all = Stability(margin=1.0)
+    parse_batch(session, TrainedRound(bundle, list(first.weights), stability=keep_all), pool, user=user)
     assert stored(session, pool) == previous
 
     # off: the bundle's own trees
@@ -50,7 +52,8 @@ def test_a_round_keeps_previous_arcs_within_the_margin_and_takes_clear_leads(
     assert stored(session, pool) == {sid: ([int(h) for h in fresh[i].heads[1:]], list(fresh[i].deprels[1:]))
                                      for i, sid in enumerate(pool)}
 
-    # the default margin: exactly what keep_previous makes of the stored trees, and its shown shares
+    # the defaults: exactly what keep_previous makes of the stored trees (the previous members'
+    # trees are this bundle's own, so adding their votes leaves every share as it is)
     before = stored(session, pool)
     parse_batch(session, TrainedRound(bundle, list(first.weights)), pool, user=user)
     names = list(members)

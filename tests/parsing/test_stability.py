@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from parsing.ensemble.stability import keep_previous, label_share
+from parsing.ensemble.stability import keep_previous, label_share, with_previous_votes
 from parsing.trees import is_tree
 from parsing.types import Parse
 
@@ -56,3 +56,15 @@ def test_the_result_is_always_a_single_rooted_tree() -> None:
 def test_label_share_counts_only_members_with_that_head() -> None:
     assert label_share([A, B, C], [1.0, 1.0, 2.0], 1, 2, "nsubj") == 1.0
     assert label_share([A, B, C], [1.0, 1.0, 2.0], 1, 1, "nsubj") == 0.0
+
+
+def test_the_previous_rounds_members_keep_their_share_of_the_vote() -> None:
+    # this round: A, B for head 2 (2 of 3); the previous round's three members all chose head 3
+    voters, vote = with_previous_votes([A, B, C], [1.0, 1.0, 1.0], [C, C, C], [1.0, 1.0, 1.0], 0.4)
+    assert len(voters) == 6 and vote.shape == (6, 4)
+    assert vote[:, 1].sum() == pytest.approx(1.0) and vote[3:, 1].sum() == pytest.approx(0.4)
+    share_new = 0.6 * 2 / 3  # A's head for word 1 now holds 0.4 of the vote, C's 0.2 + 0.4
+    kept = keep_previous(voters, vote, A, PREVIOUS.heads, PREVIOUS.deprels, margin=0.0)
+    assert share_new < 0.6 and kept.heads.tolist() == [-1, 3, 0, 2]
+    alone, weights = with_previous_votes([A, B, C], [1.0, 1.0, 1.0], [], [], 0.4)
+    assert len(alone) == 3 and weights[:, 1].sum() == pytest.approx(3.0)

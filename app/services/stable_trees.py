@@ -1,0 +1,57 @@
+"""Stable pre-annotation across rounds: a round keeps a pool sentence's previous ensemble arcs
+unless its members, with the previous round's members keeping a share of the vote, back new
+ones by more than a margin (issue #30 item 4: one corrected tree used to rewrite most
+pre-annotations). The rule is :func:`parsing.ensemble.stability.keep_previous`; the settings
+were chosen on dev sentences with ``bench/churn.py`` (the user guide gives churn and cost).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from app.services import DbSession
+from app.services.external_votes import Ballot
+from app.services.parsing_adapter import parse_of_tree
+from app.services.trees import latest_versions
+from parsing.ensemble.stability import (
+    DEFAULT_MARGIN,
+    DEFAULT_PREVIOUS_WEIGHT,
+    keep_previous,
+    with_previous_votes,
+)
+from parsing.types import Parse
+
+
+@dataclass(frozen=True)
+class Stability:
+    """``margin``: the share of the vote a new arc must lead the previous one by;
+    ``previous_share``: the share of the vote the previous round's members keep."""
+
+    margin: float = DEFAULT_MARGIN
+    previous_share: float = DEFAULT_PREVIOUS_WEIGHT
+
+
+def stabilise(session: DbSession, sentence_ids: Sequence[int], combined: Sequence[Parse],
+              ballots: Sequence[Ballot], weights: Mapping[str, float], stability: Stability) -> list[Parse]:
+    """This round's ensemble trees (``combined``, one per sentence id) with the previous
+    ensemble tree's arcs kept where the vote does not clearly lead elsewhere. ``weights``: this
+    round's member weights by name, given to each member's previous tree too. Read before the
+    round stores its own trees (the previous versions are the newest ones)."""
+    previous = latest_versions(session, list(sentence_ids), "ensemble")
+    earlier = {name: latest_versions(session, list(sentence_ids), name) for name in weights}
+    out = []
+    for i, sentence_id in enumerate(sentence_ids):
+        n = len(combined[i].heads) - 1
+        tree = previous.get(sentence_id)
+        if tree is None or len(tree.heads) != n:
+            out.append(combined[i])
+            continue
+        before = [(name, version) for name in weights
+                  if (version := earlier[name].get(sentence_id)) is not None and len(version.heads) == n]
+        voters, vote = with_previous_votes(
+            ballots[i].parses, ballots[i].weights, [parse_of_tree(v.heads, v.deprels) for _, v in before],
+            [weights[name] for name, _ in before], stability.previous_share)
+        out.append(keep_previous(voters, vote, combined[i], [-1, *tree.heads], ["", *tree.deprels],
+                                 stability.margin))
+    return out
