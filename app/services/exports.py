@@ -22,6 +22,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import groupby
 from operator import itemgetter
+from typing import TYPE_CHECKING
 
 import numpy as np
 from sqlalchemy import and_, exists, func, or_, select
@@ -31,6 +32,9 @@ from app.services import DbSession
 from app.services.trees import check_export_source, latest_versions, source_filter
 from parsing.conllu_io import FEATS, HEAD, LEMMA, XPOS, ConlluSentence, format_conllu, with_misc, with_parse
 from parsing.types import NO_HEAD, ROOT, Parse
+
+if TYPE_CHECKING:
+    from app.services.sources import StoredTree
 
 _COLUMNS = (Token.ident, Token.form, Token.lemma, Token.upos, Token.xpos, Token.feats,
             Token.head, Token.deprel, Token.deps, Token.misc)
@@ -140,13 +144,14 @@ def _raw_sentences(
         yield sentence_id, split_name, ConlluSentence(list(comments), [list(row[1:]) for row in rows])
 
 
-def sentence_conllu(session: DbSession, sentence: Sentence, tree: TreeVersion) -> ConlluSentence:
+def sentence_conllu(session: DbSession, sentence: Sentence, tree: TreeVersion | StoredTree) -> ConlluSentence:
     """One sentence's lines with ``tree`` as :func:`export_treebank` writes them."""
     rows = session.execute(select(*_COLUMNS).where(Token.sentence_id == sentence.id).order_by(Token.position))
     return _with_tree(ConlluSentence(list(sentence.comments), [list(row) for row in rows]), tree)
 
 
-def _with_tree(raw: ConlluSentence, tree: TreeVersion, provenance: bool = False) -> ConlluSentence:
+def _with_tree(raw: ConlluSentence, tree: TreeVersion | StoredTree,
+               provenance: bool = False) -> ConlluSentence:
     """``raw`` with the tree's HEAD and DEPREL, and every word column the version stores (the
     parsers' predicted UPOS, an annotator's UPOS, XPOS, LEMMA and FEATS); with ``provenance``,
     each arc's source in MISC (:data:`ARC_SOURCE`) where the version records it."""

@@ -10,6 +10,7 @@ import math
 from collections.abc import Mapping, Sequence
 from itertools import groupby
 from operator import itemgetter
+from typing import TYPE_CHECKING
 
 import numpy as np
 from sqlalchemy import select
@@ -21,12 +22,16 @@ from app.services.trees import latest_versions
 from parsing.types import NO_HEAD, ROOT, Parse
 from parsing.types import Sentence as ParsingSentence
 
+if TYPE_CHECKING:
+    from app.services.sources import StoredTree
+
 WORD_COLUMNS = ("form", "lemma", "upos", "xpos", "feats")
 """The token columns a parsing sentence is made of."""
 
 
 def load_sentences(
-    session: DbSession, sentence_ids: Sequence[int], trees: dict[int, TreeVersion] | None = None
+    session: DbSession, sentence_ids: Sequence[int],
+    trees: Mapping[int, TreeVersion] | Mapping[int, StoredTree] | None = None,
 ) -> list[ParsingSentence]:
     """The words of ``sentence_ids`` (in that order) as parsing sentences.
 
@@ -65,7 +70,7 @@ def partial_trees(session: DbSession, sentence_ids: list[int]) -> list[tuple[int
     return [(sid, sentence) for sid, sentence in with_trees(session, list(trees), trees) if sentence.partial]
 
 
-def _sentence(columns: Mapping[str, Sequence[str]], tree: TreeVersion | None) -> ParsingSentence:
+def _sentence(columns: Mapping[str, Sequence[str]], tree: TreeVersion | StoredTree | None) -> ParsingSentence:
     """The words (``columns[name]``: each word's value of a :data:`WORD_COLUMNS` column) with the
     tree's arcs and, for an annotation, the word columns its annotator set."""
     n = len(columns["form"])

@@ -9,10 +9,11 @@ from the source are not searched (:attr:`SearchResult.searched` says how many we
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import groupby
 from operator import itemgetter
+from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 
@@ -34,6 +35,9 @@ from app.services.trees import EXPORT_SOURCES
 from parsing.conllu_io import format_conllu
 from parsing.grew import Corpus, Graph, Matcher, parse_pairs
 from parsing.types import NO_HEAD
+
+if TYPE_CHECKING:
+    from app.services.sources import StoredTree
 
 FIXED_SOURCES = ("gold", "reviewed", "latest", "ensemble")
 """Sources every treebank offers (parsers and ``ensemble@R`` come on top)."""
@@ -118,7 +122,8 @@ def search_treebank(
 
 
 def graphs_of(
-    session: DbSession, sentence_ids: list[int], trees: dict[int, TreeVersion], *, misc: bool = True
+    session: DbSession, sentence_ids: list[int], trees: Mapping[int, TreeVersion] | Mapping[int, StoredTree],
+    *, misc: bool = True
 ) -> list[tuple[int, Graph]]:
     """``(id, graph)`` of the sentences with words: the imported word columns (plain rows, not
     ORM objects: loading is most of a search's time), the tree's arcs and the columns an
@@ -134,7 +139,8 @@ _EDITABLE = (("lemma", "lemmas", 1), ("upos", "upos", 2), ("xpos", "xpos", 3))
 """(feature, the annotation version's attribute, index in a :data:`WordRow`)."""
 
 
-def _graph(rows: list[WordRow], tree: TreeVersion, sent_id: str | None, misc: bool = True) -> Graph:
+def _graph(rows: list[WordRow], tree: TreeVersion | StoredTree, sent_id: str | None,
+           misc: bool = True) -> Graph:
     """One sentence's graph: imported columns, overridden by those an annotation stored."""
     edited = stored_attributes(tree)
     columns = {name: [str(v) for v in values] if (values := edited.get(attribute)) is not None

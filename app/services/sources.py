@@ -44,8 +44,10 @@ class SourceError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class StoredTree:
-    """What scoring reads of a :class:`~app.models.TreeVersion` (its columns, not the ORM object:
-    a whole treebank's versions load several times faster, without their scores and edits)."""
+    """What scoring and search read of a :class:`~app.models.TreeVersion` (its columns, not the
+    ORM object: a whole treebank's versions load several times faster, without their scores and
+    edits). The columns an annotation may store besides UPOS (``xpos``, ``lemmas``, ``feats``,
+    read by search and export) stay JSON text until asked for."""
 
     id: int
     sentence_id: int
@@ -54,18 +56,47 @@ class StoredTree:
     deprels: list[Any]
     upos: list[Any] | None
     created_at: Any
+    kind: str = ""
+    xpos_json: str | None = None
+    lemmas_json: str | None = None
+    feats_json: str | None = None
+    provenance_json: str | None = None
 
+    @property
+    def provenance(self) -> list[Any] | None:
+        return _json_list(self.provenance_json)
+
+    @property
+    def xpos(self) -> list[Any] | None:
+        return _json_list(self.xpos_json)
+
+    @property
+    def lemmas(self) -> list[Any] | None:
+        return _json_list(self.lemmas_json)
+
+    @property
+    def feats(self) -> list[Any] | None:
+        return _json_list(self.feats_json)
 
     @classmethod
     def of_row(cls, row: Sequence[Any]) -> StoredTree:
         """A tree from a row of :data:`STORED_COLUMNS` (JSON columns as text: one ``json.loads``
         each is several times faster than the JSON type's own result processing)."""
         upos = None if row[5] is None else json.loads(row[5])
-        return cls(row[0], row[1], row[2], json.loads(row[3]), json.loads(row[4]), upos, row[6])
+        return cls(row[0], row[1], row[2], json.loads(row[3]), json.loads(row[4]), upos, row[6], row[7],
+                   row[8], row[9], row[10], row[11])
+
+
+def _json_list(text: str | None) -> list[Any] | None:
+    """A JSON column read as text: its list, or None (SQL NULL or JSON null)."""
+    value = None if text is None else json.loads(text)
+    return None if value is None else list(value)
 
 
 STORED_COLUMNS = (TreeVersion.id, TreeVersion.sentence_id, TreeVersion.version, cast(TreeVersion.heads, Text),
-                  cast(TreeVersion.deprels, Text), cast(TreeVersion.upos, Text), TreeVersion.created_at)
+                  cast(TreeVersion.deprels, Text), cast(TreeVersion.upos, Text), TreeVersion.created_at,
+                  TreeVersion.kind, cast(TreeVersion.xpos, Text), cast(TreeVersion.lemmas, Text),
+                  cast(TreeVersion.feats, Text), cast(TreeVersion.provenance, Text))
 """The columns of a :class:`StoredTree`, in its fields' order (the JSON ones as text)."""
 
 

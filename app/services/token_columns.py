@@ -24,13 +24,16 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select
 
 from app.models import Document, Sentence, Token, TreeVersion
 from app.services import DbSession
 from app.services.validation import TreeError
+
+if TYPE_CHECKING:
+    from app.services.sources import StoredTree
 
 COLUMNS = ("upos", "xpos", "lemma", "feats")
 """The editable word columns, in CoNLL-U order."""
@@ -91,7 +94,7 @@ def stored_columns(tree: TreeVersion) -> dict[str, list[Any] | None]:
     return {column: getattr(tree, attribute) for column, attribute in STORED.items()}
 
 
-def stored_attributes(tree: TreeVersion) -> dict[str, list[Any] | None]:
+def stored_attributes(tree: TreeVersion | StoredTree) -> dict[str, list[Any] | None]:
     """An annotation's stored columns by ``TreeVersion`` attribute (to copy them into a new
     version); nothing for other kinds, whose ``upos`` are predicted tags, not edits."""
     if tree.kind != "annotation":
