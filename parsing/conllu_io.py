@@ -88,7 +88,7 @@ def _comment_value(comments: Sequence[str], key: str) -> str | None:
 
 
 def parse_conllu(
-    text: str, *, source: str = "<input>", check_trees: bool = True
+    text: str, *, source: str = "<input>", check_trees: bool = True, single_root: bool = True
 ) -> list[ConlluSentence]:
     """Split CoNLL-U text into sentences, checking it line by line.
 
@@ -101,6 +101,8 @@ def parse_conllu(
         check_trees: also require every sentence whose heads are all given to be a tree
             (one ROOT-reaching structure, no cycle). Heads ``_`` everywhere are allowed
             (raw text to be parsed).
+        single_root: with ``check_trees``, also refuse a second word on ROOT (a treebank's trees
+            have one root; a parser's output may have several and is scored as it is).
 
     Returns:
         The sentences in order.
@@ -130,7 +132,7 @@ def parse_conllu(
             if line:
                 raise ConlluError(number, "a blank line must be empty (found spaces)", source=source)
             if current.rows:
-                _check_sentence(current, source, check_trees)
+                _check_sentence(current, source, check_trees, single_root)
                 sentences.append(current)
             elif current.comments:
                 raise ConlluError(number, "comment lines with no token lines after them", source=source)
@@ -142,7 +144,7 @@ def parse_conllu(
         else:
             current.rows.append(_split_row(line, number, source))
     if current.rows:  # a final sentence without its blank line is common; accept it
-        _check_sentence(current, source, check_trees)
+        _check_sentence(current, source, check_trees, single_root)
         sentences.append(current)
     elif current.comments:
         raise ConlluError(len(lines), "comment lines with no token lines after them", source=source)
@@ -167,7 +169,7 @@ NO_SPACE_COLUMNS = ("id", "upos", "feats", "head", "deprel", "deps")
 """Columns whose values never hold a space (UD allows them in FORM, LEMMA, XPOS and MISC)."""
 
 
-def _check_sentence(sentence: ConlluSentence, source: str, check_trees: bool) -> None:
+def _check_sentence(sentence: ConlluSentence, source: str, check_trees: bool, single_root: bool) -> None:
     first_row = sentence.first_line + len(sentence.comments)
     ranges: list[tuple[int, str, int]] = []
     expected = 1
@@ -197,7 +199,7 @@ def _check_sentence(sentence: ConlluSentence, source: str, check_trees: bool) ->
                                       f"({n_words})", source=source)
     heads = _check_heads(sentence, first_row, n_words, source)
     if check_trees and heads is not None:
-        _check_tree(heads, sentence, first_row, source)
+        _check_tree(heads, sentence, first_row, source, single_root)
 
 
 def _check_heads(
@@ -234,9 +236,10 @@ def _check_heads(
     return heads
 
 
-def _check_tree(heads: list[int], sentence: ConlluSentence, first_row: int, source: str) -> None:
+def _check_tree(heads: list[int], sentence: ConlluSentence, first_row: int, source: str,
+                single_root: bool = True) -> None:
     roots = [word for word, head in enumerate(heads) if head == 0]
-    if len(roots) > 1:
+    if single_root and len(roots) > 1:
         raise ConlluError(_word_line(sentence, first_row, roots[1]),
                           f"a second root: words {roots[0]} and {roots[1]} both have HEAD 0", source=source)
     cycle = find_cycle(heads)

@@ -176,7 +176,7 @@ def parses_of_reply(text: str, sentences: Sequence[ConlluSentence], *, name: str
             other tokens (naming the first sentence that differs) or a word without a head.
     """
     try:
-        output = parse_conllu(text, source=f"{name} output")
+        output = parse_conllu(text, source=f"{name} output", single_root=False)
     except ConlluError as error:
         raise ExternalParserError(str(error)) from None
     if len(output) != len(sentences):

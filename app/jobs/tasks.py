@@ -51,6 +51,7 @@ from app.services.raw_text_rounds import (
 from app.services.rounds import changed_between, ensemble_trees, finish_round
 from app.services.self_training import automatic_training_trees
 from app.services.sources import split_sentence_ids
+from app.services.stable_trees import same_setup
 from app.services.tag_checks import require_tags
 from app.wording import counted
 from parsing.ensemble.registry import default_method
@@ -154,6 +155,8 @@ def _preannotate(session: DbSession, job: Job, progress: Progress, treebank: Tre
     # a process worker (`worker --workers N`, N > 1) may not fork: its round parses in it alone
     processes = int(current_app.config.get("PREANNOTATE_PROCESSES") or 1) if may_have_children() else 1
     trained.pool = ParserPool(trained.bundle.parsers, processes) if processes > 1 else None
+    if not same_setup(session, round_, externals):  # other voters: their trees are meant to differ
+        trained.stability = None
     with trained.pool or nullcontext():  # the members parse in that many processes, forked once
         for start in range(0, len(targets), BATCH):
             batch = targets[start:start + BATCH]

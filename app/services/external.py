@@ -183,7 +183,7 @@ def add_parse(
     check_label(label)
     if max_bytes is not None and len(data) > max_bytes:
         raise UploadError(f"file: larger than the {max_bytes // 2**20} MB limit")
-    sentences = parse_conllu(decode_utf8(data, source=filename), source=filename)
+    sentences = parse_conllu(decode_utf8(data, source=filename), source=filename, single_root=False)
     matched = match_sentences(session, treebank, sentences)
     parser = find_parser(session, treebank, label)
     if parser is None:

@@ -10,6 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from sqlalchemy import select
+
+from app.parser_models import TrainingRound
 from app.services import DbSession
 from app.services.external_votes import Ballot
 from app.services.parsing_adapter import parse_of_tree
@@ -55,3 +58,17 @@ def stabilise(session: DbSession, sentence_ids: Sequence[int], combined: Sequenc
         out.append(keep_previous(voters, vote, combined[i], [-1, *tree.heads], ["", *tree.deprels],
                                  stability.margin))
     return out
+
+
+def same_setup(session: DbSession, round_: TrainingRound, externals: Sequence[str]) -> bool:
+    """Whether ``round_`` votes with the same members, method and external voters as the newest
+    earlier round of its treebank: only then are the previous trees kept (a round with other
+    voters is meant to change the trees; keeping them would hide what the lead asked for)."""
+    previous = session.scalar(select(TrainingRound).where(
+        TrainingRound.treebank_id == round_.treebank_id, TrainingRound.number < round_.number)
+        .order_by(TrainingRound.number.desc()).limit(1))
+    if previous is None:
+        return True  # no earlier trees to keep anyway
+    voters = {str(v.get("label")) for v in previous.external_voters or []}
+    return (sorted(previous.parsers) == sorted(round_.parsers) and previous.ensemble == round_.ensemble
+            and previous.tags == round_.tags and voters == set(externals))

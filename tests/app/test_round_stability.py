@@ -10,10 +10,11 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.models import Document, Sentence, Treebank, TreeVersion, User
+from app.parser_models import TrainingRound
 from app.services.demo import setup_demo
 from app.services.parsing_adapter import load_sentences
 from app.services.preannotate import TrainedRound, parse_batch
-from app.services.stable_trees import Stability
+from app.services.stable_trees import Stability, same_setup
 from app.services.trees import latest_versions
 from parsing.ensemble.stability import keep_previous
 from parsing.pipeline import load_models
@@ -67,3 +68,23 @@ def test_a_round_keeps_previous_arcs_within_the_margin_and_takes_clear_leads(
                                                          TreeVersion.kind == "ensemble")).all()
     assert len(versions) == 4  # every round's tree is a new version, kept or not
 
+
+
+def test_previous_trees_are_kept_only_when_the_round_votes_as_the_last_one(
+    app: Flask, session: Session, user: User, fast: Path
+) -> None:
+    setup_demo(session, user=user, sentences=50)
+    treebank = session.scalars(select(Treebank)).one()
+    first = run_round(app, session, user, treebank, ["graph1", "eager"])
+
+    def next_round(parsers: list[str], ensemble: str | None = None) -> TrainingRound:
+        return TrainingRound(treebank_id=treebank.id, number=first.number + 1, parsers=parsers, tags="gold",
+                             ensemble=ensemble or first.ensemble, model_dir="/nowhere", user_id=user.id)
+
+    assert same_setup(session, next_round(["eager", "graph1"]), [])
+    assert not same_setup(session, next_round(["eager", "graph1"]), ["chain"])  # a new external voter
+    assert not same_setup(session, next_round(["eager"]), [])  # other members
+    assert not same_setup(session, next_round(["eager", "graph1"], "vote-power"), [])  # another method
+    alone = TrainingRound(treebank_id=treebank.id, number=first.number, parsers=["hybrid"], tags="gold",
+                          model_dir="/nowhere", user_id=user.id)
+    assert same_setup(session, alone, [])  # no earlier round

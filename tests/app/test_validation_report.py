@@ -30,21 +30,22 @@ from tests.app.test_search_views import build_world
 PRON = "Case={}|Person=3|PronType=Prs"
 
 
-def _sentence(sent_id: str, subject_head: int = 2, object_label: str = "obj") -> str:
+def _sentence(sent_id: str, subject_head: int = 2, object_label: str = "obj",
+              period_label: str = "punct") -> str:
     subject = "root" if subject_head == 0 else "nsubj"
     rows = [(1, "He", "he", "PRON", PRON.format("Nom"), subject_head, subject, "_"),
             (2, "saw", "see", "VERB", "_", 0, "root", "_"),
             (3, "her", "she", "PRON", PRON.format("Acc"), 2, object_label, "SpaceAfter=No"),
-            (4, ".", ".", "PUNCT", "_", 2, "punct", "_")]
+            (4, ".", ".", "PUNCT", "_", 2, period_label, "_")]
     lines = [f"{i}\t{form}\t{lemma}\t{upos}\t_\t{feats}\t{head}\t{label}\t_\t{misc}"
              for i, form, lemma, upos, feats, head, label, misc in rows]
     return f"# sent_id = {sent_id}\n# text = He saw her.\n" + "\n".join(lines) + "\n\n"
 
 
-FAULTY = (_sentence("clean-1") + _sentence("two-roots", subject_head=0)
+FAULTY = (_sentence("clean-1") + _sentence("period-obl", period_label="obl")
           + _sentence("punct-pron", object_label="punct") + _sentence("bad-label", object_label="foo")
           + _sentence("clean-2"))
-EXPECTED = {("multiple-roots", 2): ["two-roots"], ("rel-upos-punct", 3): ["punct-pron"],
+EXPECTED = {("upos-rel-punct", 3): ["period-obl"], ("rel-upos-punct", 3): ["punct-pron"],
             ("unknown-udeprel", 2): ["bad-label"]}
 
 
@@ -156,9 +157,9 @@ def test_the_cli_validates_as_a_job_and_prints_the_report(
 
 def test_hostile_forms_and_ids_are_escaped_in_the_report(
         app: Flask, world: tuple[int, dict[str, FlaskClient]]) -> None:
-    payload = "<script>alert(1)</script>"
-    hostile = "".join(_sentence(sent_id, subject_head=head).replace("\the\t", f"\t{payload}\t", 1)
-                      for sent_id, head in ((payload, 2), (payload + "-2", 0)))  # lemma and ids hostile
+    payload = "<script>alert(1)</script>"  # in a lemma and in the sentence ids
+    hostile = "".join(_sentence(sent_id, period_label=label).replace("\the\t", f"\t{payload}\t", 1)
+                      for sent_id, label in ((payload, "punct"), (payload + "-2", "obl")))
     with app.app_context():
         owner = db.session.scalars(select(User).where(User.username == "ana")).one()
         treebank_id = import_conllu(db.session, data=hostile.encode(), filename="h.conllu",
@@ -178,10 +179,10 @@ def test_the_latest_source_validates_the_annotators_trees(
     with app.app_context():
         treebank = db.session.get(Treebank, treebank_id)
         owner = db.session.scalars(select(User).where(User.username == "ana")).one()
-        sentence = db.session.scalars(select(Sentence).where(Sentence.sent_id == "two-roots")).one()
+        sentence = db.session.scalars(select(Sentence).where(Sentence.sent_id == "period-obl")).one()
         assert treebank is not None
         add_version(db.session, sentence_id=sentence.id, source="annotation", heads=[2, 0, 2, 2],
-                    deprels=["nsubj", "root", "obj", "punct"], user=owner)  # the second root fixed
+                    deprels=["nsubj", "root", "obj", "punct"], user=owner)  # the period's label fixed
         db.session.flush()
         latest = validate_treebank(db.session, treebank, source="latest")
         gold = validate_treebank(db.session, treebank, source="gold")

@@ -1,6 +1,6 @@
 """The validation report and the lexicon table in a real browser, under the CSP (issue #32).
 
-Treebanks: the faulty one of tests/app/test_validation_report.py (two roots, a ``punct`` on a
+Treebanks: the faulty one of tests/app/test_validation_report.py (a period labelled ``obl``, a ``punct`` on a
 pronoun, an unknown label), and the demo file's first 200 sentences for the lexicon; ``ana``
 owns both.
 """
@@ -57,12 +57,12 @@ def test_a_validation_job_reports_each_fault_with_its_sentences(
     assert rows.count() == len(EXPECTED)
     drawn = {rows.nth(i).get_attribute("data-test"): rows.nth(i).inner_text() for i in range(rows.count())}
     assert set(drawn) == {test for test, _ in EXPECTED}
-    roots = ui.locator('tr.validation-test[data-test="multiple-roots"]')
+    roots = ui.locator('tr.validation-test[data-test="upos-rel-punct"]')
     assert not roots.locator("li.incident").first.is_visible()
     roots.locator("summary").click()
     incident = roots.locator("li.incident").first
-    assert incident.is_visible() and "two-roots" in incident.inner_text()
-    assert "Multiple root words" in incident.inner_text()
+    assert incident.is_visible() and "period-obl" in incident.inner_text()
+    assert "PUNCT" in incident.inner_text()
     ui.locator('tr.validation-test[data-test="rel-upos-punct"] summary').click()
     screenshot(ui, "validation-report")
     incident.locator("a.incident-editor").click()

@@ -33,3 +33,5 @@ def test_what_stays_accepted() -> None:
     blank = "1\tA\t_\tX\t_\t_\t_\t_\t_\t_\n2\tb\t_\tX\t_\t_\t_\t_\t_\t_\n\n"  # raw text: no heads
     assert len(parse_conllu(blank)) == 1
     assert len(parse_conllu("1-2\tAb\t_\t_\t_\t_\t_\t_\t_\t_\n" + OK)) == 1
+    two_roots = "1\tA\t_\tX\t_\t_\t0\troot\t_\t_\n2\tb\t_\tX\t_\t_\t0\troot\t_\t_\n\n"
+    assert len(parse_conllu(two_roots, single_root=False)) == 1  # a parser's output is scored as it is
