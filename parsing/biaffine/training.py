@@ -30,7 +30,7 @@ class TrainSettings:
     max_epochs: int = 60
     max_seconds: float = 900.0
     patience: int = 8
-    batch_size: int = 32
+    batch_size: int = 16
     learning_rate: float = 2e-3
     clip: float = 5.0
     seed: int = 0
