@@ -22,11 +22,11 @@ $(BIN)/python:
 
 # Each stamp is redone when pyproject.toml changes.
 $(VENV)/.run-deps: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[postgres,demo]'
+	$(BIN)/pip install --quiet -e '.[postgres,demo,neural]'
 	touch $@
 
 $(VENV)/.test-deps: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[test,dev,postgres]'
+	$(BIN)/pip install --quiet -e '.[test,dev,postgres,neural]'
 	touch $@
 
 instance/config.py:

@@ -42,6 +42,7 @@ ALLOWED: dict[str, str] = {
     "NeuralTransitionParser": "parsing.neural.parser",
     "ActionSpace": "parsing.neural.search",
     "ISBNParser": "parsing.isbn.parser",
+    "BiaffineParser": "parsing.biaffine.member",
     "ISBNEncoder": "parsing.isbn.encoding",
     "Adam": "parsing.neural.network",
     "ArcLabeller": "parsing.labeller",

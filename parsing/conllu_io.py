@@ -307,7 +307,9 @@ def to_sentence(raw: ConlluSentence) -> Sentence:
 
 
 def with_parse(raw: ConlluSentence, parse: Parse, *, tags: bool = False) -> ConlluSentence:
-    """A copy of ``raw`` whose words carry ``parse``'s HEAD and DEPREL (and UPOS if ``tags``).
+    """A copy of ``raw`` whose words carry ``parse``'s HEAD and DEPREL (and UPOS if ``tags``; then
+    also LEMMA, XPOS and FEATS where the parse predicted them: ``extras["lemmas"]``, ``["xpos"]``,
+    ``["feats"]``, ``n+1`` strings each, as the ``biaffine`` member gives).
 
     Everything else (comments, ranges, empty nodes, other columns) is kept.
     """
@@ -319,6 +321,10 @@ def with_parse(raw: ConlluSentence, parse: Parse, *, tags: bool = False) -> Conl
         row[DEPREL] = parse.deprels[word] or "_"
         if tags and parse.upos is not None:
             row[UPOS] = parse.upos[word]
+        for column, key in ((LEMMA, "lemmas"), (XPOS, "xpos"), (FEATS, "feats")):
+            values = parse.extras.get(key) if tags else None
+            if isinstance(values, list):
+                row[column] = str(values[word])
     return _with_words_changed(raw, change)
 
 

@@ -23,6 +23,10 @@ class MemberSpec:
     cls: str
     summary: str
     params: dict[str, Any] = field(default_factory=dict)
+    self_tagging: bool = False
+    """The member predicts its own tags from the forms (``biaffine``): with predicted tags it
+    trains on the gold training tags (its tag classifiers' targets) instead of jackknifed ones,
+    and its ``tag_inputs`` setting follows the tag mode (:func:`tag_mode_params`)."""
 
     def build(self, **overrides: Any) -> BaseParser:
         """A new, unfitted parser with this member's settings (``overrides`` win)."""
@@ -95,6 +99,11 @@ parsed arcs, and retrains with base + meta features. Named explicitly only, like
 
 
 EXTRA_MEMBERS: dict[str, MemberSpec] = {
+    "biaffine": MemberSpec("biaffine", "parsing.biaffine.member", "BiaffineParser",
+                           "joint neural tagger-parser (Dozat & Manning 2017; UDPipe 2 without BERT): "
+                           "character BiLSTM + word embeddings, BiLSTM, biaffine arcs and labels, its own "
+                           "UPOS/XPOS/FEATS/lemmas; needs PyTorch (pip install torch==2.13.0)",
+                           self_tagging=True),
     "isbn": MemberSpec("isbn", "parsing.isbn", "ISBNParser",
                        "feed-forward ISBN (Titov 2008 ch. 5, discriminative): arc-eager, latent "
                        "states linked by 7 structural relations, beam pruned after each shift"),
@@ -164,3 +173,19 @@ def base_member(name: str) -> str | None:
         return None
     base = name.rsplit("-", 1)[0]
     return base if base in MEMBERS else None
+
+
+def tag_mode_params(name: str, tags: str) -> dict[str, Any]:
+    """Settings member ``name`` takes from the tag mode: a self-tagging member reads the input's
+    tags only with gold tags (``{"tag_inputs": tags == "gold"}``); others take none.
+
+    Examples:
+        >>> tag_mode_params("biaffine", "predicted"), tag_mode_params("graph1", "gold")
+        ({'tag_inputs': False}, {})
+    """
+    return {"tag_inputs": tags == "gold"} if is_self_tagging(name) else {}
+
+
+def is_self_tagging(name: str) -> bool:
+    """True for a member that predicts its own tags (:attr:`MemberSpec.self_tagging`)."""
+    return _known()[member_names(name)[0]].self_tagging

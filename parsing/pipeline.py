@@ -10,7 +10,10 @@ Layout of a model directory::
 With ``tags="predicted"`` the tagger is trained on the training data, the parsers are
 trained on jackknifed tags (each training sentence tagged by a tagger that did not see it),
 and input is tagged before parsing, so parsers meet the same kind of tags in training as
-in use.
+in use. A *self-tagging* member (``biaffine``: :func:`parsing.members.is_self_tagging`) predicts
+its own tags instead: it trains on the gold training sentences (their tags, lemmas and FEATS are
+its targets) and reads no input tags with predicted tags (``tag_inputs=False``); with gold tags
+it reads them (``tag_inputs=True``).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from parsing.ensemble.registry import combine, fit_ensemble, load_ensemble, meth
 from parsing.ensemble.reparse import reparse_under_constraints
 from parsing.forked import ParserPool, can_fork, parse_forked
 from parsing.member_fit import MemberJob, MemberRunner, fit_member, pool_runner
-from parsing.members import MEMBERS, member_names
+from parsing.members import MEMBERS, is_self_tagging, member_names, tag_mode_params
 from parsing.persist import load_model
 from parsing.tagger.folds import FoldRunner
 from parsing.tagger.folds import pool_runner as fold_pool_runner
@@ -162,9 +165,11 @@ class ModelBundle:
 
 
 def _record_tags(parses: Sequence[Parse], prepared: Sequence[Sentence]) -> None:
-    """Set each parse's ``upos`` (``n+1`` tags, ROOT first) to the tags its sentence was parsed with."""
+    """Set each parse's ``upos`` (``n+1`` tags, ROOT first) to the tags its sentence was parsed with;
+    a self-tagging member's parse (``extras["own_tags"]``) keeps the tags it predicted and parsed with."""
     for parse, sentence in zip(parses, prepared, strict=True):
-        parse.upos = list(sentence.upos)
+        if not parse.extras.get("own_tags"):
+            parse.upos = list(sentence.upos)
 
 
 def train_models(
@@ -224,6 +229,7 @@ def train_models(
     extra = {name: list(extra_train.get(name, ())) for name in chosen} if extra_train is not None else {}
     seconds: dict[str, float] = {}
     views = [list(train)]
+    gold_train, gold_extra = list(train), dict(extra)
     if tags == "predicted":
         from parsing.tagger.training import train_tagger
 
@@ -240,10 +246,13 @@ def train_models(
     previous = _warm_paths(warm_from, tags, chosen)
     continued: list[str] = []
     own_view = {name: views[i % len(views)] for i, name in enumerate(chosen)}  # jackknife seed by member
+    for name in filter(is_self_tagging, chosen):  # it learns to tag: gold tags are its targets
+        own_view[name], extra[name] = gold_train, gold_extra.get(name, [])
     member_train = {name: [*own_view[name], *extra[name]] if extra.get(name) else own_view[name]
                     for name in chosen}
     member_jobs = [MemberJob(name, member_train[name], dev, paths[name], random_state,
-                             overrides.get(name, {}), previous.get(name)) for name in chosen]
+                             {**tag_mode_params(name, tags), **overrides.get(name, {})}, previous.get(name))
+                   for name in chosen]
     runner = member_runner or (pool_runner(jobs) if jobs > 1 else None)
     if runner is not None:
         for done, (name, spent, warm) in enumerate(runner(member_jobs), start=1):

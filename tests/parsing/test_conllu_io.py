@@ -62,6 +62,18 @@ def test_with_parse_changes_only_head_and_deprel() -> None:
     assert format_conllu([raw]) == GOOD  # the original is untouched
 
 
+def test_with_parse_writes_predicted_lemmas_xpos_and_feats_only_with_tags() -> None:
+    raw = parse_conllu(GOOD)[0]
+    extras: dict[str, object] = {"lemmas": ["<ROOT>", "DO", "not", "GO"],
+                                 "xpos": ["<ROOT>", "VB", "RB", "VB"], "feats": ["<ROOT>", "A=1", "_", "B=2"]}
+    parse = Parse(heads=np.array([-1, 2, 0, 2]), deprels=["", "x", "root", "y"],
+                  upos=["<ROOT>", "VERB", "PART", "VERB"], extras=extras)
+    tagged = format_conllu([with_parse(raw, parse, tags=True)])
+    assert "1\tDo\tDO\tVERB\tVB\tA=1\t2\tx\t_\t_\n" in tagged
+    assert "3\tgo\tGO\tVERB\tVB\tB=2\t2\ty\t_\tSpaceAfter=No\n" in tagged
+    assert "1\tDo\tdo\tAUX\t_\t_\t2\tx\t_\t_\n" in format_conllu([with_parse(raw, parse)])
+
+
 def test_raw_text_without_heads_is_accepted() -> None:
     raw = parse_conllu("1\tHi\t_\t_\t_\t_\t_\t_\t_\t_\n2\tyou\t_\t_\t_\t_\t_\t_\t_\t_\n\n")
     assert to_sentence(raw[0]).heads.tolist() == [-1, -1, -1]

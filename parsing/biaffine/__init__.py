@@ -1,0 +1,32 @@
+"""A joint neural tagger-parser member (issue #33): character and word embeddings, a BiLSTM over
+the sentence, biaffine arc and label scoring (Dozat & Manning 2017) and UPOS, XPOS, FEATS and
+lemma-script classifiers trained jointly with the parser (as UDPipe 2 does: Straka 2018).
+
+Modules:
+
+* :mod:`parsing.biaffine.vocab`: vocabularies and lemma edit scripts (no torch);
+* :mod:`parsing.biaffine.batching`: sentences → padded index tensors;
+* :mod:`parsing.biaffine.network`: the ``torch.nn.Module``;
+* :mod:`parsing.biaffine.training`: Adam, early stopping on dev LAS, the wall-clock budget;
+* :mod:`parsing.biaffine.member`: :class:`~parsing.biaffine.member.BiaffineParser`, the member.
+
+PyTorch is an optional dependency (``pip install torch==2.13.0`` or ``pip install -e '.[neural]'``):
+this package imports it only where a network is built, and the library imports without it.
+"""
+
+from __future__ import annotations
+
+TORCH_HINT = ("the biaffine member needs PyTorch: pip install torch==2.13.0 "
+              "(or pip install -e '.[neural]'; the exact pin gets the CPU wheel)")
+
+
+def require_torch() -> None:
+    """Check PyTorch can be imported.
+
+    Raises:
+        ImportError: it cannot, with :data:`TORCH_HINT` saying how to install it.
+    """
+    try:
+        import torch  # noqa: F401
+    except ImportError as error:
+        raise ImportError(TORCH_HINT) from error

@@ -1,0 +1,117 @@
+"""Sentences → padded index tensors for :mod:`parsing.biaffine.network`.
+
+Shapes: ``B`` sentences, ``T = max(n) + 1`` positions (position 0 is ROOT, a word of its own
+with the form :data:`~parsing.types.ROOT`), ``U`` distinct forms in the batch, ``C`` their
+longest character count (capped at :data:`MAX_CHARS`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from parsing.biaffine.vocab import Vocabulary, lemma_script
+from parsing.types import Sentence
+
+MAX_CHARS = 40
+"""Characters read of a word (the rest are cut; very long tokens are URLs and numbers)."""
+
+IGNORE = -100
+"""Target index of positions without a target (ROOT, padding, an unknown head or label)."""
+
+COLUMNS = ("upos", "xpos", "feats")
+"""The tag columns the network predicts (and reads, with gold tags as inputs)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """Index tensors of ``B`` sentences.
+
+    Attributes:
+        words: word ids, shape ``(B, T)``; 0 (padding) past each sentence's end.
+        lengths: ``n + 1`` per sentence, shape ``(B,)``.
+        chars: character ids of the batch's distinct forms, shape ``(U, C)``.
+        char_lengths: their lengths, shape ``(U,)`` (at least 1).
+        form_ids: each position's row of ``chars``, shape ``(B, T)``.
+        tags: input tag ids by column (:data:`COLUMNS`), each ``(B, T)``.
+        targets: gold ids, each ``(B, T)`` with :data:`IGNORE` at ROOT and padding: the tag
+            columns, ``lemmas`` (lemma-script ids), ``heads`` (head positions) and ``deprels``.
+    """
+
+    words: Tensor
+    lengths: Tensor
+    chars: Tensor
+    char_lengths: Tensor
+    form_ids: Tensor
+    tags: dict[str, Tensor]
+    targets: dict[str, Tensor]
+
+    @property
+    def mask(self) -> Tensor:
+        """True at the words ``1..n`` of each sentence, shape ``(B, T)``."""
+        positions = torch.arange(self.words.shape[1])
+        return (positions[None, :] >= 1) & (positions[None, :] < self.lengths[:, None])
+
+
+def _padded(rows: Sequence[Sequence[int]], width: int, fill: int) -> Tensor:
+    """``rows`` right-padded with ``fill`` to ``width``, shape ``(len(rows), width)``."""
+    return torch.tensor([list(row) + [fill] * (width - len(row)) for row in rows], dtype=torch.long)
+
+
+def _target(values: Sequence[int], known: Sequence[bool]) -> list[int]:
+    """Target ids with :data:`IGNORE` at ROOT and wherever ``known`` is False."""
+    return [IGNORE] + [v if ok else IGNORE for v, ok in zip(values[1:], known[1:], strict=True)]
+
+
+def encode(sentences: Sequence[Sentence], vocabularies: Mapping[str, Vocabulary]) -> Batch:
+    """The tensors of ``sentences`` under ``vocabularies`` (keys ``words``, ``chars``,
+    :data:`COLUMNS`, ``lemmas``, ``deprels``); unknown strings get the unknown id as inputs and
+    :data:`IGNORE` as targets."""
+    width = max(len(s) for s in sentences) + 1
+    forms = sorted({form for s in sentences for form in s.forms})
+    row_of = {form: i for i, form in enumerate(forms)}
+    char_rows = [vocabularies["chars"].ids(list(form[:MAX_CHARS])) or [1] for form in forms]
+    char_width = max(len(row) for row in char_rows)
+    words = _padded([vocabularies["words"].ids(s.forms) for s in sentences], width, 0)
+    tags = {c: _padded([vocabularies[c].ids(getattr(s, c)) for s in sentences], width, 0) for c in COLUMNS}
+    targets: dict[str, list[list[int]]] = {name: [] for name in (*COLUMNS, "lemmas", "heads", "deprels")}
+    for sentence in sentences:
+        for column in COLUMNS:
+            values = getattr(sentence, column)
+            ids = vocabularies[column].ids(values)
+            targets[column].append(_target(ids, [i > 1 for i in ids]))
+        scripts = [lemma_script(f, lemma) for f, lemma in zip(sentence.forms, sentence.lemmas, strict=True)]
+        ids = vocabularies["lemmas"].ids(scripts)
+        known = [i > 1 and lemma != "_" for i, lemma in zip(ids, sentence.lemmas, strict=True)]
+        targets["lemmas"].append(_target(ids, known))
+        heads = [int(h) for h in sentence.heads]
+        targets["heads"].append(_target(heads, [h >= 0 for h in heads]))
+        ids = vocabularies["deprels"].ids(sentence.deprels)
+        targets["deprels"].append(_target(ids, [i > 1 and h >= 0 for i, h in zip(ids, heads, strict=True)]))
+    return Batch(
+        words=words,
+        lengths=torch.tensor([len(s) + 1 for s in sentences], dtype=torch.long),
+        chars=_padded(char_rows, char_width, 0),
+        char_lengths=torch.tensor([len(row) for row in char_rows], dtype=torch.long),
+        form_ids=_padded([[row_of[f] for f in s.forms] for s in sentences], width, 0),
+        tags=tags,
+        targets={name: _padded(rows, width, IGNORE) for name, rows in targets.items()},
+    )
+
+
+def build_vocabularies(sentences: Sequence[Sentence], *, min_word_count: int = 1) -> dict[str, Vocabulary]:
+    """Every vocabulary :func:`encode` needs, from training sentences (ROOT's strings included,
+    so position 0 has ids of its own)."""
+    scripts = (lemma_script(f, lemma) for s in sentences
+               for f, lemma in zip(s.forms[1:], s.lemmas[1:], strict=True) if lemma != "_")
+    return {
+        "words": Vocabulary.build((f for s in sentences for f in s.forms), min_count=min_word_count),
+        "chars": Vocabulary.build(c for s in sentences for f in s.forms for c in f[:MAX_CHARS]),
+        **{c: Vocabulary.build(v for s in sentences for v in getattr(s, c)) for c in COLUMNS},
+        "lemmas": Vocabulary.build(scripts) if any(s.lemmas[1:] != ["_"] * len(s) for s in sentences)
+        else Vocabulary.build([lemma_script("_", "_")]),
+        "deprels": Vocabulary.build(d for s in sentences for d in s.deprels[1:]),
+    }

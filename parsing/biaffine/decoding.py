@@ -1,0 +1,68 @@
+"""From the network's scores to :class:`~parsing.types.Parse` objects: trees over the heads'
+log-probabilities, labels at the chosen heads, tags and lemmas by their best class."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from parsing.biaffine.batching import COLUMNS, encode
+from parsing.biaffine.network import JointNetwork
+from parsing.biaffine.vocab import SPECIALS, Vocabulary, apply_script
+from parsing.constraints import Constraints
+from parsing.types import ROOT, Parse, Sentence
+
+TreeDecoder = Callable[[np.ndarray[Any, np.dtype[np.float64]], Constraints | None], np.ndarray[Any, Any]]
+"""``(log_probs (n+1, n+1) [d, h], constraints or None) -> heads (n+1,)``."""
+
+
+def _best(logits: torch.Tensor) -> torch.Tensor:
+    """Best class per position, never a special entry (padding, unknown): ``(B, T, K)`` → ``(B, T)``."""
+    return logits[..., SPECIALS:].argmax(-1) + SPECIALS
+
+
+def decode_batch(network: JointNetwork, vocabularies: Mapping[str, Vocabulary], sentences: Sequence[Sentence],
+                 constraints: Sequence[Constraints] | None, *, tree: TreeDecoder,
+                 own_tags: bool = True) -> list[Parse]:
+    """Parses of non-empty ``sentences`` (one batch), under ``constraints`` when given.
+
+    ``own_tags``: the network parsed from its own tags (not the input's), so its UPOS goes into
+    ``Parse.upos`` and ``extras["own_tags"]`` is True; otherwise ``Parse.upos`` stays None (the
+    input's tags are the ones parsed with) and the predicted UPOS is ``extras["upos"]``."""
+    network.eval()
+    with torch.inference_mode():
+        batch = encode(sentences, vocabularies)
+        states, chars = network.encode(batch)
+        log_probs = torch.log_softmax(network.arc_scores(states, batch.lengths), dim=-1).double().numpy()
+        chosen = torch.zeros_like(batch.words)
+        trees = []
+        for b, sentence in enumerate(sentences):
+            size = len(sentence) + 1
+            heads = tree(log_probs[b, :size, :size], constraints[b] if constraints is not None else None)
+            trees.append(heads)
+            chosen[b, 1:size] = torch.from_numpy(heads[1:].astype(np.int64))
+        labels = _best(network.label_scores(states, chosen)).numpy()
+        tags = {name: _best(logits).numpy() for name, logits in network.tag_logits(states, chars).items()}
+    parses = []
+    for b, (sentence, heads) in enumerate(zip(sentences, trees, strict=True)):
+        size = len(sentence) + 1
+        words = range(1, size)
+        probability = np.exp(log_probs[b, np.arange(size), np.maximum(heads, 0)])
+        probability[0] = np.nan
+        columns = {name: [ROOT] + [vocabularies[name].items[tags[name][b, d]] for d in words]
+                   for name in COLUMNS}
+        scripts = [vocabularies["lemmas"].items[tags["lemmas"][b, d]] for d in words]
+        lemmas = [ROOT, *(apply_script(sentence.forms[d], script)
+                          for d, script in zip(words, scripts, strict=True))]
+        parses.append(Parse(
+            heads=np.asarray(heads, dtype=np.intp),
+            deprels=[""] + [vocabularies["deprels"].items[labels[b, d]] for d in words],
+            arc_scores=probability,
+            upos=columns["upos"] if own_tags else None,
+            extras={"upos": columns["upos"], "xpos": columns["xpos"], "feats": columns["feats"],
+                    "lemmas": lemmas, "own_tags": own_tags},
+        ))
+    return parses

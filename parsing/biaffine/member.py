@@ -1,0 +1,234 @@
+"""The ``biaffine`` member: a joint tagger, lemmatizer and biaffine parser (:mod:`parsing.biaffine`).
+
+It predicts UPOS, XPOS, FEATS and lemmas (``Parse.extras["upos"]``, ``["xpos"]``, ``["feats"]``,
+``["lemmas"]``: ``n+1`` strings each, ROOT's first) from the forms alone. With predicted tags
+(``tag_inputs=False``) it parses from them and needs no tagger: ``Parse.upos`` is its UPOS and
+``extras["own_tags"]`` is True, so the pipeline keeps them rather than writing the tagger's. With
+``tag_inputs=True`` (what the pipeline gives it with gold tags) it also reads the input's UPOS,
+XPOS and FEATS, and ``Parse.upos`` stays None like the other members'. Trees are decoded with
+Chu-Liu-Edmonds (one ROOT child) over the log-probabilities of the heads; ``arc_scores`` holds
+the head probability of each chosen arc (a softmax over the word's candidate heads).
+
+Saved without pickle (:mod:`parsing.persist`): the configuration and vocabularies as JSON, the
+weights as float32 arrays; loading rebuilds the ``torch.nn.Module``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, ClassVar, Self
+
+import numpy as np
+
+from parsing.base import BaseParser
+from parsing.biaffine import require_torch
+from parsing.constraints import Constraints, finish_parse, force_scores, validate_all
+from parsing.decoders.first_order import chu_liu_edmonds
+from parsing.types import NO_HEAD, ROOT, Parse, Sentence
+
+if TYPE_CHECKING:
+    from parsing.biaffine.network import JointNetwork
+    from parsing.biaffine.vocab import Vocabulary
+
+_PARSE_BATCH = 64
+
+
+@contextmanager
+def _threads(count: int | None) -> Iterator[None]:
+    """Torch's intra-op thread count set to ``count`` (None: unchanged), restored after."""
+    import torch
+
+    before = torch.get_num_threads()
+    if count is not None:
+        torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+@contextmanager
+def _seeded(seed: int, threads: int | None) -> Iterator[None]:
+    """Torch's random state seeded with ``seed``, deterministic algorithms on and ``threads``
+    threads, all restored after."""
+    import torch
+
+    deterministic = torch.are_deterministic_algorithms_enabled()
+    with torch.random.fork_rng(devices=[]), _threads(threads):
+        torch.manual_seed(seed)
+        torch.use_deterministic_algorithms(True)
+        try:
+            yield
+        finally:
+            torch.use_deterministic_algorithms(deterministic)
+
+
+def _annotated_only(sentence: Sentence) -> Sentence:
+    """A partial tree's sentence with the arcs nobody set or confirmed unknown (left out of the loss)."""
+    if not sentence.partial or sentence.annotated is None:
+        return sentence
+    heads = np.where(sentence.annotated, sentence.heads, NO_HEAD)
+    return replace(sentence, heads=heads, annotated=None)
+
+
+class BiaffineParser(BaseParser):
+    """Joint neural tagger-parser: char + word embeddings, BiLSTM, biaffine arcs and labels.
+
+    Args:
+        tag_inputs: read the input's UPOS, XPOS and FEATS (gold tags); False: forms only.
+        word_dim, char_dim, char_hidden, hidden, layers, arc_dim, label_dim, dropout,
+            word_dropout: layer sizes and regularisation (:class:`~parsing.biaffine.network.NetworkConfig`).
+        max_epochs, max_seconds, patience, batch_size, learning_rate: training
+            (:class:`~parsing.biaffine.training.TrainSettings`); ``patience`` epochs without a
+            better dev LAS stop it.
+        random_state: seeds the weights, dropout and batch order.
+        threads: torch threads while fitting and parsing (None: torch's default, one per core).
+            One by default: on our shared 2-core machines two threads per process ran 10-20×
+            slower than one when other processes kept the cores busy (spinning threads).
+        verbose: print each epoch's dev LAS to stderr.
+
+    Raises:
+        ImportError: PyTorch is not installed (the message says how to install it).
+    """
+
+    name: ClassVar[str] = "biaffine"
+    description: ClassVar[str] = ("joint neural tagger-parser: character BiLSTM + word embeddings, "
+                                  "BiLSTM encoder, biaffine arcs and labels (Dozat & Manning 2017)")
+    parse_cost: ClassVar[float] = 9.0  # Tamil test: 2,400 words/s (one thread), a transition member 21,000
+
+    def __init__(self, *, tag_inputs: bool = False, word_dim: int = 100, char_dim: int = 50,
+                 char_hidden: int = 50, hidden: int = 200, layers: int = 2, arc_dim: int = 256,
+                 label_dim: int = 100, dropout: float = 0.33, word_dropout: float = 0.2,
+                 max_epochs: int = 60, max_seconds: float = 900.0, patience: int = 8, batch_size: int = 16,
+                 learning_rate: float = 2e-3, random_state: int = 0, threads: int | None = 1,
+                 verbose: bool = False) -> None:
+        require_torch()
+        self.tag_inputs = tag_inputs
+        self.word_dim = word_dim
+        self.char_dim = char_dim
+        self.char_hidden = char_hidden
+        self.hidden = hidden
+        self.layers = layers
+        self.arc_dim = arc_dim
+        self.label_dim = label_dim
+        self.dropout = dropout
+        self.word_dropout = word_dropout
+        self.max_epochs = max_epochs
+        self.max_seconds = max_seconds
+        self.patience = patience
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.random_state = random_state
+        self.threads = threads
+        self.verbose = verbose
+
+    # ----------------------------------------------------------------- training
+
+    def fit(self, sentences: Sequence[Sentence], dev: Sequence[Sentence] | None = None) -> Self:
+        """Train on ``sentences``; stop early on ``dev`` (default: a seeded tenth of ``sentences``
+        held out). The weights of the best dev epoch are kept."""
+        from parsing.biaffine.batching import build_vocabularies
+        from parsing.biaffine.network import JointNetwork, NetworkConfig
+        from parsing.biaffine.training import TrainSettings, train_network
+
+        train = [_annotated_only(s) for s in sentences if len(s) > 0]
+        if not train:
+            raise ValueError("the biaffine member needs at least one non-empty training sentence")
+        held = [s for s in (dev or []) if len(s) > 0 and s.has_tree]
+        if not held:
+            order = np.random.default_rng(self.random_state).permutation(len(train))
+            cut = max(1, len(train) // 10) if len(train) > 1 else 0
+            held = [train[i] for i in order[:cut]] or train
+            train = [train[i] for i in order[cut:]] or train
+        vocabularies = build_vocabularies(train)
+        sizes = {name: len(vocabulary) for name, vocabulary in vocabularies.items()}
+        config = NetworkConfig(**sizes, **self._layer_params())  # type: ignore[arg-type]
+        settings = TrainSettings(max_epochs=self.max_epochs, max_seconds=self.max_seconds,
+                                 patience=self.patience, batch_size=self.batch_size,
+                                 learning_rate=self.learning_rate, seed=self.random_state)
+        log = (lambda message: print(f"[biaffine] {message}", file=sys.stderr)) if self.verbose else None
+        with _seeded(self.random_state, self.threads):
+            network = JointNetwork(config)
+            history = train_network(network, train, held, vocabularies, settings, log)
+        self.config_ = config.as_dict()
+        self.vocabularies_ = {name: list(vocabulary.items) for name, vocabulary in vocabularies.items()}
+        self.weights_ = {key: value.detach().numpy().copy() for key, value in network.state_dict().items()}
+        self.history_ = {"dev_las": history.dev_las, "best_epoch": history.best_epoch,
+                         "seconds": history.seconds, "stopped": history.stopped}
+        self.network_cache = network
+        self.vocabularies_cache = vocabularies
+        return self
+
+    def _layer_params(self) -> dict[str, Any]:
+        names = ("tag_inputs", "word_dim", "char_dim", "char_hidden", "hidden", "layers", "arc_dim",
+                 "label_dim", "dropout", "word_dropout")
+        return {name: getattr(self, name) for name in names}
+
+    def _network(self) -> tuple[JointNetwork, dict[str, Vocabulary]]:
+        """The network and vocabularies, rebuilt from the saved arrays on first use after loading."""
+        if not hasattr(self, "weights_"):
+            raise ValueError("this BiaffineParser is not fitted yet; call fit() or load()")
+        if "network_cache" not in self.__dict__:
+            require_torch()
+            import torch
+
+            from parsing.biaffine.network import JointNetwork, NetworkConfig
+            from parsing.biaffine.vocab import Vocabulary
+
+            network = JointNetwork(NetworkConfig(**self.config_))  # type: ignore[arg-type]
+            network.load_state_dict({key: torch.from_numpy(np.array(value))
+                                     for key, value in self.weights_.items()})
+            network.eval()
+            self.network_cache = network
+            self.vocabularies_cache = {name: Vocabulary(list(items))
+                                       for name, items in self.vocabularies_.items()}
+        return self.network_cache, self.vocabularies_cache
+
+    # ----------------------------------------------------------------- parsing
+
+    def predict(self, sentences: Sequence[Sentence]) -> list[Parse]:
+        """Trees, labels, tags and lemmas of ``sentences`` (module docstring)."""
+        return self._parse(sentences, None)
+
+    def predict_constrained(self, sentences: Sequence[Sentence], constraints: Sequence[Constraints],
+                            *, free: Sequence[Parse] | None = None) -> list[Parse]:
+        """Trees containing every forced arc (forced rows of the log-probability matrix, then
+        Chu-Liu-Edmonds), forced labels written over the predicted ones."""
+        validate_all([len(s) for s in sentences], constraints)
+        parses = self._parse(sentences, constraints)
+        return [finish_parse(parse, forced) for parse, forced in zip(parses, constraints, strict=True)]
+
+    def _parse(self, sentences: Sequence[Sentence], constraints: Sequence[Constraints] | None) -> list[Parse]:
+        with _threads(self.threads):
+            return self._parse_all(sentences, constraints)
+
+    def _parse_all(self, sentences: Sequence[Sentence],
+                   constraints: Sequence[Constraints] | None) -> list[Parse]:
+        from parsing.biaffine.decoding import decode_batch
+
+        network, vocabularies = self._network()
+        results: list[Parse | None] = [None] * len(sentences)
+        order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
+        for index in order:
+            if len(sentences[index]) == 0:
+                results[index] = Parse(np.array([NO_HEAD], dtype=np.intp), [""], np.array([np.nan]), [ROOT])
+        order = [i for i in order if results[i] is None]
+        for start in range(0, len(order), _PARSE_BATCH):
+            chunk = order[start:start + _PARSE_BATCH]
+            forced = [constraints[i] for i in chunk] if constraints is not None else None
+            for i, parse in zip(chunk, decode_batch(network, vocabularies, [sentences[i] for i in chunk],
+                                                    forced, tree=_tree, own_tags=not self.tag_inputs),
+                                     strict=True):
+                results[i] = parse
+        return [parse for parse in results if parse is not None]
+
+
+def _tree(log_probs: np.ndarray[Any, np.dtype[np.float64]],
+          forced: Constraints | None) -> np.ndarray[Any, Any]:
+    """Chu-Liu-Edmonds (one ROOT child) over ``log_probs[d, h]``, ``(n+1, n+1)``, forced rows kept."""
+    scores = force_scores(log_probs, forced) if forced is not None else log_probs
+    heads: np.ndarray[Any, Any] = chu_liu_edmonds(scores)
+    return heads

@@ -1,0 +1,160 @@
+"""The joint tagger-parser network (Dozat & Manning 2017; Straka 2018's UDPipe 2 without BERT).
+
+Per word: a trained word embedding (word dropout: a training word is replaced by the unknown
+id with probability ``word_dropout``) plus the final states of a character BiLSTM, plus (with
+``tag_inputs``) embeddings of the input UPOS, XPOS and FEATS. A BiLSTM over the sentence reads
+them; linear classifiers predict UPOS, XPOS, FEATS and the lemma script from its states; two
+MLPs give each word a *dependent* and a *head* view, and a biaffine product scores every arc::
+
+    s[d, h] = dep_d^T U head_h + head_h^T b          (arc, shape (B, T, T))
+    s[d, h, l] = dep'_d^T U_l head'_h + W_l [dep'_d; head'_h] + c_l   (label l, at one h per d)
+
+Shapes: ``B`` sentences, ``T`` positions (ROOT first), ``H`` encoder state size (``2 * hidden``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import torch
+from torch import Tensor, nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from parsing.biaffine.batching import COLUMNS, IGNORE, Batch
+
+TARGETS = (*COLUMNS, "lemmas")
+"""The per-word classifiers besides the parser."""
+
+
+@dataclass(frozen=True, slots=True)
+class NetworkConfig:
+    """Vocabulary sizes and layer sizes; saved as JSON beside the weights."""
+
+    words: int
+    chars: int
+    upos: int
+    xpos: int
+    feats: int
+    lemmas: int
+    deprels: int
+    tag_inputs: bool = False
+    word_dim: int = 100
+    char_dim: int = 50
+    char_hidden: int = 50
+    tag_dim: int = 32
+    hidden: int = 200
+    layers: int = 2
+    arc_dim: int = 256
+    label_dim: int = 100
+    dropout: float = 0.33
+    word_dropout: float = 0.2
+
+    def as_dict(self) -> dict[str, int | float | bool]:
+        """The config as a JSON-ready dict (:class:`NetworkConfig` ``(**d)`` rebuilds it)."""
+        return asdict(self)
+
+
+def _mlp(size_in: int, size_out: int, dropout: float) -> nn.Sequential:
+    return nn.Sequential(nn.Linear(size_in, size_out), nn.LeakyReLU(0.1), nn.Dropout(dropout))
+
+
+class CharEncoder(nn.Module):
+    """Character BiLSTM: each distinct form → its two final states, ``(U, C)`` → ``(U, 2 * char_hidden)``."""
+
+    def __init__(self, chars: int, dim: int, hidden: int) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(chars, dim, padding_idx=0)
+        self.lstm = nn.LSTM(dim, hidden, batch_first=True, bidirectional=True)
+
+    def forward(self, chars: Tensor, lengths: Tensor) -> Tensor:
+        packed = pack_padded_sequence(self.embed(chars), lengths, batch_first=True, enforce_sorted=False)
+        _, (final, _) = self.lstm(packed)
+        return torch.cat([final[0], final[1]], dim=-1)
+
+
+class JointNetwork(nn.Module):
+    """Tags, lemma scripts, arcs and labels of a :class:`~parsing.biaffine.batching.Batch`."""
+
+    def __init__(self, config: NetworkConfig) -> None:
+        super().__init__()
+        self.config = config
+        c = config
+        self.words = nn.Embedding(c.words, c.word_dim, padding_idx=0)
+        self.chars = CharEncoder(c.chars, c.char_dim, c.char_hidden)
+        size = c.word_dim + 2 * c.char_hidden
+        if c.tag_inputs:
+            self.tag_embeddings = nn.ModuleDict({col: nn.Embedding(getattr(c, col), c.tag_dim, padding_idx=0)
+                                                 for col in COLUMNS})
+            size += len(COLUMNS) * c.tag_dim
+        self.dropout = nn.Dropout(c.dropout)
+        self.encoder = nn.LSTM(size, c.hidden, num_layers=c.layers, batch_first=True, bidirectional=True,
+                               dropout=c.dropout if c.layers > 1 else 0.0)
+        states = 2 * c.hidden
+        self.classifiers = nn.ModuleDict({name: nn.Linear(states, getattr(c, name)) for name in COLUMNS})
+        self.classifiers["lemmas"] = nn.Linear(states + 2 * c.char_hidden, c.lemmas)
+        self.arc_dep, self.arc_head = _mlp(states, c.arc_dim, c.dropout), _mlp(states, c.arc_dim, c.dropout)
+        self.label_dep = _mlp(states, c.label_dim, c.dropout)
+        self.label_head = _mlp(states, c.label_dim, c.dropout)
+        self.arc_weight = nn.Parameter(torch.zeros(c.arc_dim, c.arc_dim))
+        self.arc_bias = nn.Parameter(torch.zeros(c.arc_dim))
+        self.label_weight = nn.Parameter(torch.zeros(c.deprels, c.label_dim, c.label_dim))
+        self.label_linear = nn.Linear(2 * c.label_dim, c.deprels)
+
+    def encode(self, batch: Batch) -> tuple[Tensor, Tensor]:
+        """Encoder states ``(B, T, H)`` and character vectors ``(B, T, 2 * char_hidden)``."""
+        words = batch.words
+        if self.training and self.config.word_dropout > 0:
+            drop = torch.rand(words.shape) < self.config.word_dropout
+            words = torch.where(drop & batch.mask, torch.ones_like(words), words)
+        chars = self.chars(batch.chars, batch.char_lengths)[batch.form_ids]
+        parts = [self.words(words), chars]
+        if self.config.tag_inputs:
+            parts += [self.tag_embeddings[col](batch.tags[col]) for col in COLUMNS]
+        inputs = self.dropout(torch.cat(parts, dim=-1))
+        packed = pack_padded_sequence(inputs, batch.lengths, batch_first=True, enforce_sorted=False)
+        states, _ = self.encoder(packed)
+        padded, _ = pad_packed_sequence(states, batch_first=True, total_length=words.shape[1])
+        return self.dropout(padded), chars
+
+    def tag_logits(self, states: Tensor, chars: Tensor) -> dict[str, Tensor]:
+        """Scores of every tag and lemma script, ``(B, T, size of its vocabulary)`` each."""
+        logits = {name: self.classifiers[name](states) for name in COLUMNS}
+        logits["lemmas"] = self.classifiers["lemmas"](torch.cat([states, chars], dim=-1))
+        return logits
+
+    def arc_scores(self, states: Tensor, lengths: Tensor) -> Tensor:
+        """``s[b, d, h]``, shape ``(B, T, T)``; ``-inf`` for a head past the sentence's end or ``h == d``."""
+        dep, head = self.arc_dep(states), self.arc_head(states)
+        scores = torch.einsum("bda,ae,bhe->bdh", dep, self.arc_weight, head)
+        scores = scores + torch.matmul(head, self.arc_bias)[:, None, :]
+        width = states.shape[1]
+        positions = torch.arange(width)
+        invalid = (positions[None, None, :] >= lengths[:, None, None]) | torch.eye(width, dtype=torch.bool)
+        return scores.masked_fill(invalid, float("-inf"))
+
+    def label_scores(self, states: Tensor, heads: Tensor) -> Tensor:
+        """Label scores of each word at head ``heads[b, d]`` (clamped to ``0..T-1``), ``(B, T, L)``."""
+        dep, head = self.label_dep(states), self.label_head(states)
+        index = heads.clamp(min=0)[..., None].expand(-1, -1, head.shape[-1])
+        at_head = torch.gather(head, 1, index)
+        bilinear = torch.einsum("bdi,lij,bdj->bdl", dep, self.label_weight, at_head)
+        linear: Tensor = self.label_linear(torch.cat([dep, at_head], dim=-1))
+        return bilinear + linear
+
+    def loss(self, batch: Batch) -> Tensor:
+        """Sum of the mean cross-entropies: tags, lemma scripts, heads (a softmax over each
+        word's candidate heads) and labels at the gold heads."""
+        states, chars = self.encode(batch)
+        targets = batch.targets
+        losses = [nn.functional.cross_entropy(logits.flatten(0, 1), targets[name].flatten(),
+                                              ignore_index=IGNORE)
+                  for name, logits in self.tag_logits(states, chars).items()
+                  if bool((targets[name] != IGNORE).any())]
+        arcs = self.arc_scores(states, batch.lengths)
+        heads = targets["heads"]
+        arcs = arcs.masked_fill(heads[..., None] == IGNORE, 0.0)  # rows without a target: no -inf-only rows
+        losses.append(nn.functional.cross_entropy(arcs.flatten(0, 1), heads.flatten(), ignore_index=IGNORE))
+        labels = self.label_scores(states, heads)
+        losses.append(nn.functional.cross_entropy(labels.flatten(0, 1), targets["deprels"].flatten(),
+                                                  ignore_index=IGNORE))
+        return torch.stack(losses).sum()

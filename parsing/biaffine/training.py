@@ -1,0 +1,134 @@
+"""Training the joint network: Adam (Dozat & Manning's settings), gradient clipping, early stopping
+on dev LAS within an epoch limit and a wall-clock budget; seeded and deterministic on a CPU.
+
+Dev LAS here is measured with each word's best-scoring head and label (no tree decoding): a fast
+proxy, used only to choose the epoch.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from parsing.biaffine.batching import IGNORE, encode
+from parsing.biaffine.network import JointNetwork
+from parsing.biaffine.vocab import Vocabulary
+from parsing.types import Sentence
+
+Log = Callable[[str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class TrainSettings:
+    """How long and how to train (the member's hyperparameters of the same names)."""
+
+    max_epochs: int = 60
+    max_seconds: float = 900.0
+    patience: int = 8
+    batch_size: int = 16
+    learning_rate: float = 2e-3
+    clip: float = 5.0
+    seed: int = 0
+
+
+@dataclass(slots=True)
+class History:
+    """What training did: dev LAS per epoch, the chosen epoch, seconds, why it stopped."""
+
+    dev_las: list[float] = field(default_factory=list)
+    best_epoch: int = 0
+    seconds: float = 0.0
+    stopped: str = ""
+
+
+def batches(sentences: Sequence[Sentence], size: int,
+            rng: np.random.Generator | None) -> Iterator[list[Sentence]]:
+    """``sentences`` in groups of ``size`` of similar length (shuffled when ``rng`` is given:
+    random order, sorted by length within chunks of 20 batches, batch order shuffled)."""
+    order = np.arange(len(sentences)) if rng is None else rng.permutation(len(sentences))
+    chunk = size * 20
+    groups: list[list[int]] = []
+    for start in range(0, len(order), chunk):
+        part = sorted(order[start:start + chunk].tolist(), key=lambda i: len(sentences[i]))
+        groups += [part[i:i + size] for i in range(0, len(part), size)]
+    if rng is not None:
+        groups = [groups[i] for i in rng.permutation(len(groups))]
+    for group in groups:
+        yield [sentences[i] for i in group]
+
+
+def greedy_las(network: JointNetwork, sentences: Sequence[Sentence], vocabularies: Mapping[str, Vocabulary],
+               size: int = 64) -> float:
+    """LAS (0..1) of the best head and label of each word (no tree constraint) on ``sentences``."""
+    network.eval()
+    right = total = 0
+    with torch.inference_mode():
+        for group in batches(sentences, size, None):
+            batch = encode(group, vocabularies)
+            states, _ = network.encode(batch)
+            heads = network.arc_scores(states, batch.lengths).argmax(-1)
+            labels = network.label_scores(states, heads).argmax(-1)
+            gold_heads, gold_labels = batch.targets["heads"], batch.targets["deprels"]
+            scored = gold_heads != IGNORE
+            right += int(((heads == gold_heads) & (labels == gold_labels) & scored).sum())
+            total += int(scored.sum())
+    return right / max(total, 1)
+
+
+def train_network(network: JointNetwork, train: Sequence[Sentence], dev: Sequence[Sentence],
+                  vocabularies: Mapping[str, Vocabulary], settings: TrainSettings,
+                  log: Log | None = None) -> History:
+    """Train ``network`` in place; it ends with the weights of its best dev epoch.
+
+    The caller seeds torch (``torch.manual_seed``); batch order comes from ``settings.seed``.
+    """
+    say = log or (lambda message: None)
+    rng = np.random.default_rng(settings.seed)
+    optimizer = torch.optim.Adam(network.parameters(), lr=settings.learning_rate, betas=(0.9, 0.9))
+    history = History()
+    best_state = copy.deepcopy(network.state_dict())
+    best = -1.0
+    started = time.perf_counter()
+    for epoch in range(1, settings.max_epochs + 1):
+        network.train()
+        total = 0.0
+        out_of_time = False
+        for group in batches(train, settings.batch_size, rng):
+            optimizer.zero_grad()
+            loss = network.loss(encode(group, vocabularies))
+            loss.backward()  # type: ignore[no-untyped-call]
+            nn_utils_clip(network, settings.clip)
+            optimizer.step()
+            total += float(loss.detach())
+            if time.perf_counter() - started > settings.max_seconds:
+                out_of_time = True
+                break
+        las = greedy_las(network, dev, vocabularies)
+        history.dev_las.append(las)
+        say(f"epoch {epoch}: loss {total:.1f}, dev LAS (greedy) {100 * las:.2f}, "
+            f"{time.perf_counter() - started:.0f}s")
+        if las > best:
+            best, history.best_epoch = las, epoch
+            best_state = copy.deepcopy(network.state_dict())
+        if out_of_time:
+            history.stopped = "max_seconds"
+            break
+        if epoch - history.best_epoch >= settings.patience:
+            history.stopped = "patience"
+            break
+    else:
+        history.stopped = "max_epochs"
+    network.load_state_dict(best_state)
+    network.eval()
+    history.seconds = time.perf_counter() - started
+    return history
+
+
+def nn_utils_clip(network: JointNetwork, clip: float) -> None:
+    """Clip the gradients' global norm to ``clip``."""
+    torch.nn.utils.clip_grad_norm_(network.parameters(), clip)

@@ -1,0 +1,201 @@
+"""Tests of the joint neural tagger-parser member (parsing.biaffine) on short UD_Afrikaans sentences:
+lemma scripts, tensor shapes, trees, forced arcs, joint tags, determinism, model files without
+pickle, and that it learns (a tiny network overfits its training sentences)."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from parsing.biaffine.batching import IGNORE, build_vocabularies, encode  # noqa: E402
+from parsing.biaffine.member import BiaffineParser  # noqa: E402
+from parsing.biaffine.network import JointNetwork, NetworkConfig  # noqa: E402
+from parsing.biaffine.vocab import Vocabulary, apply_script, lemma_script  # noqa: E402
+from parsing.conllu_io import load_sentences  # noqa: E402
+from parsing.constraints import Constraints  # noqa: E402
+from parsing.scorer.metrics import evaluate  # noqa: E402
+from parsing.trees import is_tree  # noqa: E402
+from parsing.types import ROOT, Sentence  # noqa: E402
+from tests.parsing.conftest import UD_ROOT  # noqa: E402
+
+TELUGU = UD_ROOT / "UD_Telugu-MTG" / "te_mtg-ud-train.conllu"
+AFRIKAANS = UD_ROOT / "UD_Afrikaans-AfriBooms" / "af_afribooms-ud-train.conllu"
+TINY = {"word_dim": 24, "char_dim": 12, "char_hidden": 16, "hidden": 48, "layers": 1, "arc_dim": 48,
+        "label_dim": 24, "dropout": 0.0, "word_dropout": 0.0, "batch_size": 8, "learning_rate": 5e-3}
+
+
+def _load(path: Path, count: int) -> list[Sentence]:
+    if not path.is_file():
+        pytest.skip(f"{path.parent.name} not found under {UD_ROOT} (../shared/ud beside the repo)")
+    return load_sentences(path)[:count]
+
+
+@pytest.fixture(scope="module")
+def sentences() -> list[Sentence]:
+    """The first 60 training sentences of UD_Afrikaans-AfriBooms with at most 9 words (about 8 each)."""
+    return [s for s in _load(AFRIKAANS, 1500) if len(s) <= 9][:60]
+
+
+@pytest.fixture(scope="module")
+def parser(sentences: list[Sentence]) -> BiaffineParser:
+    """A tiny network trained to overfit 40 sentences (they are also its dev set)."""
+    parser = BiaffineParser(**TINY, max_epochs=40, patience=40, random_state=3)
+    return parser.fit(sentences[:40], sentences[:40])
+
+
+def test_lemma_scripts_round_trip_on_training_words() -> None:
+    words = [(f, lemma) for path, count in ((TELUGU, 2000), (AFRIKAANS, 300))
+             for s in _load(path, count) for f, lemma in zip(s.forms[1:], s.lemmas[1:], strict=True)]
+    assert len(words) > 10_000
+    assert all(apply_script(form, lemma_script(form, lemma)) == lemma for form, lemma in words)
+    rules = {lemma_script(f, lemma) for f, lemma in words}
+    assert sum(not rule.startswith("=") for rule in rules) > len(rules) / 2  # mostly rules, not whole lemmas
+
+
+def test_a_lemma_script_carries_over_to_unseen_words_with_case() -> None:
+    assert apply_script("Talked", lemma_script("walked", "walk")) == "talk"
+    assert apply_script("UNHAPPY", lemma_script("Unhappy", "Happy")) == "Happy"
+    assert apply_script("went", lemma_script("went", "go")) == "go"
+    assert apply_script("a", lemma_script("walked", "walk")) == "a"  # the rule cuts more than the word has
+
+
+def test_vocabulary_order_and_unknowns() -> None:
+    vocabulary = Vocabulary.build(["b", "a", "b", "c"], min_count=1)
+    assert vocabulary.items == ["<pad>", "<unk>", "b", "a", "c"]
+    assert vocabulary.ids(["c", "zzz"]) == [4, 1]
+    with pytest.raises(ValueError, match="padding"):
+        Vocabulary(["a"])
+
+
+def test_batch_and_network_shapes(sentences: list[Sentence]) -> None:
+    vocabularies = build_vocabularies(sentences)
+    group = sentences[:5]
+    batch = encode(group, vocabularies)
+    width = max(len(s) for s in group) + 1
+    assert batch.words.shape == (5, width)
+    assert batch.lengths.tolist() == [len(s) + 1 for s in group]
+    assert batch.form_ids.shape == (5, width) and batch.chars.shape[0] == batch.char_lengths.shape[0]
+    assert (batch.targets["heads"][:, 0] == IGNORE).all()
+    assert batch.mask.sum().item() == sum(len(s) for s in group)
+    network = JointNetwork(NetworkConfig(**{k: len(v) for k, v in vocabularies.items()}, hidden=16, arc_dim=8,
+                                         label_dim=8))
+    network.eval()
+    states, chars = network.encode(batch)
+    assert states.shape == (5, width, 32) and chars.shape == (5, width, 100)
+    arcs = network.arc_scores(states, batch.lengths)
+    assert arcs.shape == (5, width, width)
+    shortest = int(np.argmin([len(s) for s in group]))
+    n = len(group[shortest])
+    assert torch.isinf(arcs[shortest, :, n + 1:]).all() and torch.isinf(torch.diagonal(arcs[shortest])).all()
+    labels = network.label_scores(states, batch.targets["heads"])
+    assert labels.shape == (5, width, len(vocabularies["deprels"]))
+    logits = network.tag_logits(states, chars)
+    assert {name: tuple(x.shape) for name, x in logits.items()} == {
+        name: (5, width, len(vocabularies[name])) for name in ("upos", "xpos", "feats", "lemmas")}
+
+
+def test_it_learns_its_training_sentences(parser: BiaffineParser, sentences: list[Sentence]) -> None:
+    train = sentences[:40]
+    parses = parser.predict(train)
+    scores = evaluate(train, parses)
+    assert scores.las.f1 > 0.9
+    words = [(p.upos[d], s.upos[d], p.extras["lemmas"][d], s.lemmas[d])  # type: ignore[index]
+             for p, s in zip(parses, train, strict=True) for d in range(1, len(s) + 1)]
+    assert np.mean([got == gold for got, gold, _, _ in words]) > 0.9
+    assert np.mean([got == gold for _, _, got, gold in words if gold != "_"]) > 0.9
+    assert parser.history_["best_epoch"] >= 1
+
+
+def test_outputs_are_trees_with_joint_tags(parser: BiaffineParser, sentences: list[Sentence]) -> None:
+    held_out = sentences[40:]
+    parses = parser.predict(held_out)
+    vocabularies = parser.vocabularies_
+    for parse, sentence in zip(parses, held_out, strict=True):
+        size = len(sentence) + 1
+        assert is_tree(parse.heads) and np.count_nonzero(parse.heads[1:] == 0) == 1
+        assert parse.arc_scores is not None and np.isnan(parse.arc_scores[0])
+        assert ((parse.arc_scores[1:] > 0) & (parse.arc_scores[1:] <= 1)).all()
+        assert parse.upos == parse.extras["upos"] and parse.extras["own_tags"] is True
+        for column in ("upos", "xpos", "feats", "lemmas"):
+            values = parse.extras[column]
+            assert isinstance(values, list) and len(values) == size and values[0] == ROOT
+        for column in ("upos", "xpos", "feats"):
+            assert set(parse.extras[column][1:]) <= set(vocabularies[column][2:])  # type: ignore[index]
+        assert set(parse.deprels[1:]) <= set(vocabularies["deprels"][2:])
+
+
+def test_a_sentence_parses_the_same_alone_as_in_a_batch(parser: BiaffineParser,
+                                                         sentences: list[Sentence]) -> None:
+    together = parser.predict(sentences[40:])
+    for sentence, parse in zip(sentences[40:], together, strict=True):
+        alone = parser.predict([sentence])[0]
+        assert alone.heads.tolist() == parse.heads.tolist() and alone.deprels == parse.deprels
+        assert alone.extras["lemmas"] == parse.extras["lemmas"] and alone.upos == parse.upos
+        np.testing.assert_allclose(alone.arc_scores, parse.arc_scores, rtol=1e-5)  # type: ignore[arg-type]
+
+
+def test_forced_arcs_and_labels_are_always_kept(parser: BiaffineParser, sentences: list[Sentence]) -> None:
+    rng = np.random.default_rng(0)
+    chosen = [s for s in sentences[40:] if len(s) >= 3]
+    constraints = []
+    for sentence in chosen:  # arcs of a random tree over the same words (a forest, one ROOT child at most)
+        order = rng.permutation(np.arange(1, len(sentence) + 1))
+        heads = np.zeros(len(sentence) + 1, dtype=int)
+        for i in range(1, len(order)):
+            heads[order[i]] = order[rng.integers(0, i)]
+        words = rng.choice(np.arange(1, len(sentence) + 1), size=2, replace=False)
+        constraints.append(Constraints({int(w): int(heads[w]) for w in words}, {int(words[0]): "dep"}))
+    parses = parser.predict_constrained(chosen, constraints)
+    for parse, forced in zip(parses, constraints, strict=True):
+        assert is_tree(parse.heads) and np.count_nonzero(parse.heads[1:] == 0) == 1
+        assert forced.satisfied_by(parse.heads, parse.deprels)
+    with pytest.raises(ValueError, match="sentence 0"):
+        parser.predict_constrained(chosen[:1], [Constraints({1: 1})])
+
+
+def test_model_file_is_npz_without_pickle_and_round_trips(parser: BiaffineParser, sentences: list[Sentence],
+                                                          tmp_path: Path) -> None:
+    path = tmp_path / "biaffine.model"
+    parser.save(path)
+    with zipfile.ZipFile(path) as archive:
+        assert all(name.endswith(".npy") for name in archive.namelist())
+    with np.load(path, allow_pickle=False) as data:
+        header = json.loads(bytes(data["header"]).decode("utf-8"))
+        assert header["class"] == "BiaffineParser"
+        assert all(data[name].dtype.kind != "O" for name in data.files)
+    loaded = BiaffineParser.load(path)
+    assert "network_cache" not in vars(loaded)
+    before, after = parser.predict(sentences[40:]), loaded.predict(sentences[40:])
+    for first, second in zip(before, after, strict=True):
+        assert first.heads.tolist() == second.heads.tolist() and first.deprels == second.deprels
+        assert first.extras == second.extras
+        np.testing.assert_array_equal(first.arc_scores, second.arc_scores)  # type: ignore[arg-type]
+
+
+def test_training_is_deterministic_with_a_seed(sentences: list[Sentence]) -> None:
+    settings = {**TINY, "max_epochs": 2, "patience": 2}
+    first = BiaffineParser(**settings, random_state=5).fit(sentences[:20], sentences[20:30])
+    second = BiaffineParser(**settings, random_state=5).fit(sentences[:20], sentences[20:30])
+    other = BiaffineParser(**settings, random_state=6).fit(sentences[:20], sentences[20:30])
+    assert first.weights_.keys() == second.weights_.keys()
+    assert all(np.array_equal(first.weights_[k], second.weights_[k]) for k in first.weights_)
+    assert not all(np.array_equal(first.weights_[k], other.weights_[k]) for k in first.weights_)
+
+
+def test_without_dev_a_tenth_is_held_out_and_gold_tags_are_read(sentences: list[Sentence]) -> None:
+    parser = BiaffineParser(**{**TINY, "max_epochs": 1}, tag_inputs=True).fit(sentences[:30])
+    assert len(parser.history_["dev_las"]) == 1
+    assert any(key.startswith("tag_embeddings.") for key in parser.weights_)
+    parse = parser.predict(sentences[30:31])[0]
+    assert parse.upos is None and parse.extras["own_tags"] is False and len(parse.extras["upos"]) > 1  # type: ignore[arg-type]
+
+
+def test_an_unfitted_parser_says_so() -> None:
+    with pytest.raises(ValueError, match="not fitted"):
+        BiaffineParser().predict([Sentence.from_words(["a"])])

@@ -1,0 +1,66 @@
+"""The biaffine member in the pipeline and without PyTorch: registration, the tag modes (gold tags as
+inputs; predicted tags: its own, from gold training targets), and a clear error without torch."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from parsing.members import EXTRA_MEMBERS, MEMBERS, is_self_tagging, tag_mode_params
+from tests.parsing.conftest import UD_ROOT
+
+AFRIKAANS = UD_ROOT / "UD_Afrikaans-AfriBooms" / "af_afribooms-ud-train.conllu"
+SMALL = {"word_dim": 16, "char_dim": 8, "char_hidden": 8, "hidden": 16, "layers": 1, "arc_dim": 16,
+         "label_dim": 8, "max_epochs": 1}
+
+
+def test_registered_as_a_named_extra_member_that_tags_itself() -> None:
+    assert "biaffine" in EXTRA_MEMBERS and "biaffine" not in MEMBERS
+    assert is_self_tagging("biaffine") and not is_self_tagging("graph1")
+    assert tag_mode_params("biaffine", "gold") == {"tag_inputs": True}
+    assert tag_mode_params("biaffine", "predicted") == {"tag_inputs": False}
+    assert tag_mode_params("eager", "predicted") == {}
+
+
+def test_the_library_imports_without_torch_and_the_member_says_how_to_get_it() -> None:
+    code = ("import sys\n"
+            "class NoTorch:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name.split('.')[0] == 'torch':\n"
+            "            raise ImportError('no torch here')\n"
+            "sys.meta_path.insert(0, NoTorch())\n"
+            "import parsing, parsing.pipeline, parsing.members, parsing.biaffine, parsing.biaffine.member\n"
+            "from parsing.members import build_member\n"
+            "try:\n    build_member('biaffine')\nexcept ImportError as error:\n    print(error)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                            cwd=Path(__file__).resolve().parents[2])
+    assert "pip install torch==2.13.0" in result.stdout
+
+
+@pytest.mark.parametrize("tags", ["gold", "predicted"])
+def test_trained_and_loaded_through_the_pipeline(tags: str, tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    from parsing.conllu_io import load_sentences
+    from parsing.pipeline import load_models, train_models
+
+    if not AFRIKAANS.is_file():
+        pytest.skip(f"UD_Afrikaans-AfriBooms not found under {UD_ROOT}")
+    sentences = [s for s in load_sentences(AFRIKAANS)[:600] if len(s) <= 9][:40]
+    train, dev = sentences[:30], sentences[30:]
+    train_models(train, dev, tmp_path, names=["biaffine", "graph1"], tags=tags,  # type: ignore[arg-type]
+                 params={"biaffine": SMALL, "tagger": {"max_iter": 2} if tags == "predicted" else {}})
+    bundle = load_models(tmp_path)
+    member = bundle.parsers["biaffine"]
+    assert member.get_params()["tag_inputs"] is (tags == "gold")
+    if tags == "predicted":  # its tag classifiers learned from the gold XPOS, not the tagger's view ("_")
+        assert len(member.vocabularies_["xpos"]) > 3  # type: ignore[attr-defined]
+    parses = bundle.parse(dev, ["biaffine", "graph1"])
+    own, other = parses["biaffine"][0], parses["graph1"][0]
+    assert len(own.extras["lemmas"]) == len(dev[0]) + 1  # type: ignore[arg-type]
+    if tags == "predicted":
+        assert own.upos == own.extras["upos"] and other.upos == bundle.prepare(dev[:1])[0].upos
+    else:
+        assert own.upos is None and other.upos is None
