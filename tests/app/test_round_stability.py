@@ -77,14 +77,16 @@ def test_previous_trees_are_kept_only_when_the_round_votes_as_the_last_one(
     treebank = session.scalars(select(Treebank)).one()
     first = run_round(app, session, user, treebank, ["graph1", "eager"])
 
-    def next_round(parsers: list[str], ensemble: str | None = None) -> TrainingRound:
+    def next_round(parsers: list[str], ensemble: str | None = None, grown: int = 1) -> TrainingRound:
         return TrainingRound(treebank_id=treebank.id, number=first.number + 1, parsers=parsers, tags="gold",
-                             ensemble=ensemble or first.ensemble, model_dir="/nowhere", user_id=user.id)
+                             ensemble=ensemble or first.ensemble, model_dir="/nowhere", user_id=user.id,
+                             train_sentences=(first.train_sentences or 0) + grown)
 
     assert same_setup(session, next_round(["eager", "graph1"]), [])
     assert not same_setup(session, next_round(["eager", "graph1"]), ["chain"])  # a new external voter
     assert not same_setup(session, next_round(["eager"]), [])  # other members
     assert not same_setup(session, next_round(["eager", "graph1"], "vote-power"), [])  # another method
+    assert not same_setup(session, next_round(["eager", "graph1"], grown=10), [])  # 30 trees + 10: +33%
     alone = TrainingRound(treebank_id=treebank.id, number=first.number, parsers=["hybrid"], tags="gold",
                           model_dir="/nowhere", user_id=user.id)
     assert same_setup(session, alone, [])  # no earlier round
