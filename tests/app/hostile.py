@@ -17,16 +17,18 @@ from tests.app.team_helpers import Team, build_team
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = '"><img src=x onerror=alert(1)>'
+IMG_TIGHT = '"><img/src=x/onerror=alert(1)>'
+"""The same without spaces, for columns that may not hold one (FEATS)."""
 HREF = "javascript:alert(1)"
 SVG = "</textarea><svg onload=alert(1)>"
-RAW = ("<script>alert(1)", "<img src=x onerror", "<svg onload")
+RAW = ("<script>alert(1)", "<img src=x onerror", "<img/src=x/onerror", "<svg onload")
 """What an escaped page never contains: each payload's live markup."""
 
 NAME = f"tb {SCRIPT}{IMG}"
 USER = f"u{SCRIPT}{SVG}"
 HOSTILE_TRAIN = (
     f"# sent_id = t{SCRIPT}\n# text = {IMG} {SVG}\n"
-    f"1\t{SCRIPT}\t{SVG}\tINTJ\t_\tFoo={IMG}\t0\troot\t_\tNote={SCRIPT}\n"
+    f"1\t{SCRIPT}\t{SVG}\tINTJ\t_\tFoo={IMG_TIGHT}\t0\troot\t_\tNote={SCRIPT}\n"
     f"2\t{HREF}\t{IMG}\tPRON\t_\t_\t1\tnmod:poss\t_\tSpaceAfter=No|X={SVG}\n\n")
 HOSTILE_POOL = (
     f"# sent_id = p{SCRIPT}\n# text = {SCRIPT} {IMG}\n# note = {SVG}\n"

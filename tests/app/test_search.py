@@ -162,9 +162,9 @@ def test_text_output_lists_hits_then_a_summary(runner: FlaskCliRunner, afrikaans
     assert all("\tR=" in line for line in lines[:-1])
 
 
-def test_readme_mentions_the_command() -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    assert "treebank search NAME 'pattern { ... }' [--source S] [--split S] [--json]" in readme
+def test_the_user_guide_mentions_the_command() -> None:
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "user-guide.md").read_text(encoding="utf-8")
+    assert "treebank search NAME 'pattern { ... }' [--source S] [--split S] [--json]" in guide
 
 
 def test_a_second_search_reuses_the_trees_until_they_change(session: Session, afrikaans: Treebank, user: User,
