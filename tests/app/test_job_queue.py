@@ -202,7 +202,7 @@ def test_a_worker_fits_the_neural_member_as_a_job_of_its_own(
     done = wait_for_job(app, response.get_json()["job"]["id"], lambda j: j.state in ("done", "failed"))
     assert done.state == "done", done.error
     with app.app_context():
-        fitted = {job.params["member"]: job.result for job in db.session.scalars(
+        fitted = {job.params["member"]: job.result or {} for job in db.session.scalars(
             select(Job).where(Job.kind == "train_member", Job.state == "done"))}
         db.session.remove()
     assert sorted(fitted) == ["biaffine", "graph1"] and fitted["biaffine"]["seconds"] > 0
