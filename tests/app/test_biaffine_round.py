@@ -76,3 +76,25 @@ def test_a_predicted_tag_round_keeps_the_members_own_upos(
         assert own[sentence_id].upos == list(parse.extras["upos"])[1:]  # type: ignore[call-overload]
         assert others[sentence_id].upos == prepared.upos[1:]  # the tagger's, as before
     assert any(own[i].upos != others[i].upos for i in ids)  # two taggers: the test tells them apart
+
+
+def test_the_editors_reparse_keeps_the_annotators_arc_in_its_tree(
+    app: Flask, session: Session, fast: Path, logged_in: FlaskClient
+) -> None:
+    ana = session.scalars(select(User).where(User.username == "ana")).one()
+    treebank = import_without_dev(session, ana)
+    session.commit()
+    run_round(app, session, ana, treebank, ["graph1", "biaffine"])
+    trees = pool_versions(session, treebank.id, "biaffine")
+    sentence_id, version = max(trees.items(), key=lambda item: len(item[1].heads))
+    heads = list(version.heads)
+    root = heads.index(0) + 1
+    word = next(w for w in range(1, len(heads) + 1) if heads[w - 1] not in (0, root) and w != root)
+    body = {"constraints": [{"id": word, "head": root, "deprel": "dep"}]}  # not what it proposed
+    response = logged_in.post(f"/api/sentences/{sentence_id}/reparse", json=body)
+    assert response.status_code == 200, response.json
+    members = {member["name"]: member for member in response.json["members"]}
+    assert set(members) == {"graph1", "biaffine"}
+    own = members["biaffine"]
+    assert own["heads"][word - 1] == root and own["deprels"][word - 1] == "dep"
+    assert sorted(own["heads"]).count(0) == 1
