@@ -1,25 +1,30 @@
 """The neural ``biaffine`` member (issue #33) in a round: trained with the tests' tiny settings
 (``FAST_MEMBER_PARAMS``), scored on the rounds page beside the other members, its model file
 checksummed, its trees stored for the pool, and with predicted tags its own UPOS kept on its
-versions (it tags by itself; the other members parse with the tagger's)."""
+versions (it tags by itself; the other members parse with the tagger's). Where PyTorch is not
+installed the member is offered disabled and a round with it is refused, saying how to install it."""
 
 from __future__ import annotations
 
+import importlib.util
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from flask import Flask
-from flask.testing import FlaskClient
+from flask.testing import FlaskClient, FlaskCliRunner
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.job_models import Job
 from app.models import Document, Sentence, TreeVersion, User
 from app.services.parsing_adapter import load_sentences
 from app.services.preannotate import FAST_MEMBER_PARAMS
+from parsing.members import EXTRA_MEMBERS
 from parsing.pipeline import load_models
 from tests.app.helpers import import_without_dev, run_round
 
-pytest.importorskip("torch")
+needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="PyTorch is not installed")
 
 
 def pool_versions(session: Session, treebank_id: int, name: str) -> dict[int, TreeVersion]:
@@ -35,6 +40,7 @@ def test_the_fast_settings_are_small() -> None:
     assert settings["max_epochs"] <= 3 and settings["layers"] == 1 and settings["hidden"] <= 32
 
 
+@needs_torch
 def test_a_gold_tag_round_trains_scores_and_stores_the_member(
     app: Flask, session: Session, fast: Path, logged_in: FlaskClient
 ) -> None:
@@ -59,6 +65,7 @@ def test_a_gold_tag_round_trains_scores_and_stores_the_member(
     assert f"{scores['biaffine']['las']:.1f}" in page
 
 
+@needs_torch
 def test_a_predicted_tag_round_keeps_the_members_own_upos(
     app: Flask, session: Session, user: User, fast: Path
 ) -> None:
@@ -78,6 +85,7 @@ def test_a_predicted_tag_round_keeps_the_members_own_upos(
     assert any(own[i].upos != others[i].upos for i in ids)  # two taggers: the test tells them apart
 
 
+@needs_torch
 def test_the_editors_reparse_keeps_the_annotators_arc_in_its_tree(
     app: Flask, session: Session, fast: Path, logged_in: FlaskClient
 ) -> None:
@@ -98,3 +106,30 @@ def test_the_editors_reparse_keeps_the_annotators_arc_in_its_tree(
     own = members["biaffine"]
     assert own["heads"][word - 1] == root and own["deprels"][word - 1] == "dep"
     assert sorted(own["heads"]).count(0) == 1
+
+
+@pytest.fixture
+def torch_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The biaffine member as on a machine without PyTorch (its module looked up under a name
+    that does not exist)."""
+    without = replace(EXTRA_MEMBERS["biaffine"], requires="no_torch_here")
+    monkeypatch.setitem(EXTRA_MEMBERS, "biaffine", without)
+
+
+def test_without_pytorch_it_is_offered_disabled_and_a_round_with_it_is_refused(
+    app: Flask, session: Session, logged_in: FlaskClient, runner: FlaskCliRunner, torch_missing: None
+) -> None:
+    ana = session.scalars(select(User).where(User.username == "ana")).one()
+    treebank = import_without_dev(session, ana)
+    session.commit()
+    page = logged_in.get(f"/workspace/treebanks/{treebank.id}").get_data(as_text=True)
+    assert 'value="biaffine" disabled' in page and "pip install torch==2.13.0" in page
+    assert 'value="isbn">' in page  # the others stay on offer
+    response = logged_in.post(f"/api/treebanks/{treebank.id}/preannotate",
+                              json={"parsers": ["graph1", "biaffine"], "tags": "gold"})
+    assert response.status_code == 422, response.get_data(as_text=True)
+    assert response.json["field"] == "parsers" and "pip install torch==2.13.0" in response.json["error"]
+    result = runner.invoke(args=["treebank", "preannotate", treebank.name, "--parsers", "graph1,biaffine",
+                                 "--user", "ana"])
+    assert result.exit_code != 0 and "biaffine needs no_torch_here" in result.output
+    assert session.scalar(select(Job.id).limit(1)) is None  # no job queued by either
