@@ -52,7 +52,11 @@ def test_biaffine_is_trained_in_a_round_scored_and_shown_in_the_editor(
     assert box.count() == 1 and not box.is_checked()  # offered, not a default
     assert "Dozat" in (page.locator('#more-members label:has(input[value="biaffine"])').get_attribute("title")
                        or "")
-    run_round(page, treebank_id, ["graph1", "biaffine"])  # ticks it under "More parsers" and waits
+    assert "up to 15 minutes a round" in page.inner_text("#more-members .help")  # what it costs
+    box.check()
+    page.locator("#more-members").screenshot(path=str(screenshot(page, "queue-biaffine").with_name(
+        "queue-biaffine-more-members.png")))
+    run_round(page, treebank_id, ["graph1", "biaffine"])  # ticks it (and graph1 only) and waits
 
     with live_app.app_context():
         round_ = db.session.scalars(select(TrainingRound)
@@ -90,5 +94,9 @@ def test_biaffine_is_trained_in_a_round_scored_and_shown_in_the_editor(
     cells = table.locator("tbody tr").evaluate_all(
         "(rows, c) => rows.map((r) => r.cells[c].textContent)", column)
     assert cells == [f"{h} {d}" for h, d in zip(heads, deprels, strict=True)]
-    page.locator("#tokens tbody tr").first.click()
+    assert all((d == "root") == (h == 0) for h, d in zip(heads, deprels, strict=True))  # UD's root rule
+    page.locator("#tokens tbody tr").first.click()  # word 1 in the panel: biaffine's vote among the heads
+    proposals = page.locator("#panel button.candidate").all_text_contents()
+    head = "ROOT" if heads[0] == 0 else f"{heads[0]} "  # after the button's one-digit key
+    assert any("biaffine" in text and text[1:].lstrip().startswith(head) for text in proposals), proposals
     shutil.copyfile(screenshot(page, "editor-biaffine"), "/tmp/editor-biaffine.png")
