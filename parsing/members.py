@@ -8,6 +8,7 @@ right to left, and a neural probabilistic transition parser with beam search.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +28,12 @@ class MemberSpec:
     """The member predicts its own tags from the forms (``biaffine``): with predicted tags it
     trains on the gold training tags (its tag classifiers' targets) instead of jackknifed ones,
     and its ``tag_inputs`` setting follows the tag mode (:func:`tag_mode_params`)."""
+
+    requires: str | None = None
+    """An optional module the member needs (``torch``), checked without importing it
+    (:func:`missing_requirement`)."""
+    install: str = ""
+    """How to install :attr:`requires` (the command a refusal names)."""
 
     def build(self, **overrides: Any) -> BaseParser:
         """A new, unfitted parser with this member's settings (``overrides`` win)."""
@@ -103,7 +110,7 @@ EXTRA_MEMBERS: dict[str, MemberSpec] = {
                            "joint neural tagger-parser (Dozat & Manning 2017; UDPipe 2 without BERT): "
                            "character BiLSTM + word embeddings, BiLSTM, biaffine arcs and labels, its own "
                            "UPOS/XPOS/FEATS/lemmas; needs PyTorch (pip install torch==2.13.0)",
-                           self_tagging=True),
+                           self_tagging=True, requires="torch", install="pip install torch==2.13.0"),
     "isbn": MemberSpec("isbn", "parsing.isbn", "ISBNParser",
                        "feed-forward ISBN (Titov 2008 ch. 5, discriminative): arc-eager, latent "
                        "states linked by 7 structural relations, beam pruned after each shift"),
@@ -143,6 +150,20 @@ def member_names(requested: str | None = None) -> list[str]:
     if unknown:
         raise ValueError(f"unknown parser(s) {', '.join(unknown)}; known: {', '.join(known)}")
     return names
+
+
+def missing_requirement(name: str) -> str | None:
+    """Why member ``name`` cannot be trained here (an optional module it needs is not
+    installed), or None when it can. The module is looked up, not imported.
+
+    Examples:
+        >>> missing_requirement("graph1") is None
+        True
+    """
+    spec = _known()[member_names(name)[0]]
+    if spec.requires is None or importlib.util.find_spec(spec.requires) is not None:
+        return None
+    return f"{spec.name} needs {spec.requires}, which is not installed here: {spec.install}"
 
 
 def build_member(name: str, **overrides: Any) -> BaseParser:

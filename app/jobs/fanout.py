@@ -39,17 +39,21 @@ POLL_SECONDS = 0.3
 
 
 def sentence_to_json(sentence: Sentence) -> dict[str, Any]:
-    """A :class:`~parsing.types.Sentence` as JSON-ready columns."""
+    """A :class:`~parsing.types.Sentence` as JSON-ready columns (a partial tree's ``annotated``
+    mask included: members leave the arcs nobody set out of their loss)."""
+    annotated = None if sentence.annotated is None else [bool(a) for a in sentence.annotated]
     return {"forms": sentence.forms, "lemmas": sentence.lemmas, "upos": sentence.upos, "xpos": sentence.xpos,
             "feats": sentence.feats, "heads": [int(h) for h in sentence.heads], "deprels": sentence.deprels,
-            "sent_id": sentence.sent_id}
+            "sent_id": sentence.sent_id, "annotated": annotated}
 
 
 def sentence_from_json(data: dict[str, Any]) -> Sentence:
     """The inverse of :func:`sentence_to_json`."""
+    annotated = data.get("annotated")
     return Sentence(forms=data["forms"], lemmas=data["lemmas"], upos=data["upos"], xpos=data["xpos"],
                     feats=data["feats"], heads=np.asarray(data["heads"], dtype=np.int64),
-                    deprels=data["deprels"], sent_id=data["sent_id"])
+                    deprels=data["deprels"], sent_id=data["sent_id"],
+                    annotated=None if annotated is None else np.asarray(annotated, dtype=bool))
 
 
 def member_job_to_json(job: MemberJob) -> dict[str, Any]:

@@ -42,7 +42,7 @@ from parsing.ensemble.confidence import SentenceConfidence, sentence_confidence
 from parsing.ensemble.registry import default_method, method_spec
 from parsing.forked import ParserPool
 from parsing.member_fit import MemberRunner
-from parsing.members import member_names
+from parsing.members import member_names, missing_requirement
 from parsing.pipeline import ModelBundle, TagMode, load_models, read_manifest, train_models
 from parsing.tagger.folds import FoldRunner
 from parsing.types import Parse
@@ -67,6 +67,8 @@ FAST_MEMBER_PARAMS: dict[str, dict[str, Any]] = {
     "isbn": {"max_epochs": 6, "hidden": 32, "beam_size": 2, "learning_rate": 0.01},
     "isbn-rerank": {"k": 4, "rates": [1.0], "epochs": 1,
                     "isbn_params": {"max_epochs": 6, "hidden": 32, "beam_size": 2, "learning_rate": 0.01}},
+    "biaffine": {"word_dim": 16, "char_dim": 8, "char_hidden": 16, "hidden": 32, "layers": 1, "arc_dim": 32,
+                 "label_dim": 16, "max_epochs": 3, "max_seconds": 60.0, "batch_size": 8},
 }
 """Cheap settings (``MEMBER_PARAMS``) for tests and quick trials: a few epochs each."""
 
@@ -213,6 +215,18 @@ def warm_start_round(session: DbSession, treebank: Treebank, round_: TrainingRou
     return next((r for r in earlier if (Path(r.model_dir) / "manifest.json").is_file()), None)
 
 
+def require_installed(parsers: Sequence[str]) -> None:
+    """Refuse members that cannot train here: an optional module they need (PyTorch for
+    ``biaffine``) is not installed.
+
+    Raises:
+        ValueError: naming each such member, what it needs and how to install it.
+    """
+    reasons = [reason for name in parsers if (reason := missing_requirement(name))]
+    if reasons:
+        raise ValueError("; ".join(reasons))
+
+
 def new_round(
     session: DbSession, treebank: Treebank, *, parsers: Sequence[str], tags: str, user: User,
     models_dir: str | Path, ensemble: str | None = None,
@@ -221,6 +235,7 @@ def new_round(
     the session: the caller adds it once the round finished, so an interrupted round is never
     registered (see :mod:`app.jobs.model_files`)."""
     member_names(",".join(parsers))  # raises ValueError on an unknown name
+    require_installed(parsers)
     if tags not in ("gold", "predicted"):
         raise ValueError(f"tags must be gold or predicted, not {tags!r}")
     ensemble = ensemble or default_method(tags)

@@ -31,7 +31,7 @@ from app.services.tag_checks import pool_has_untagged
 from app.services.workspace import editor_data
 from app.views.access import requires
 from parsing.ensemble.registry import DEFAULT_METHODS, METHODS
-from parsing.members import CLUSTER_MEMBERS, EXTRA_MEMBERS, MEMBERS, META_MEMBERS
+from parsing.members import CLUSTER_MEMBERS, EXTRA_MEMBERS, MEMBERS, META_MEMBERS, missing_requirement
 
 bp = Blueprint("workspace", __name__, url_prefix="/workspace")
 
@@ -98,7 +98,8 @@ def queue(treebank_id: int) -> str:
         upos=upos,
         relations=relations, members=list(MEMBERS), default_parsers=DEFAULT_PARSERS,
         raw_text_members=[(name, spec.summary) for name, spec in {**CLUSTER_MEMBERS, **META_MEMBERS}.items()],
-        extra_members=[(name, spec.summary) for name, spec in EXTRA_MEMBERS.items()],
+        extra_members=[(name, spec.summary, missing_requirement(name))
+                       for name, spec in EXTRA_MEMBERS.items()],
         pool_size=pool_size(db.session, treebank),
         editor_args=spec.to_args() | ({"page": str(paging.page)} if paging.page > 1 else {}),
         methods=[(name, spec.summary) for name, spec in METHODS.items()], default_methods=DEFAULT_METHODS,

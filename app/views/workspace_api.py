@@ -53,7 +53,7 @@ from app.services.external_votes import VoterError, check_voters
 from app.services.history import history
 from app.services.model_cache import DEFAULT_SIZE, ModelCache
 from app.services.permissions import can
-from app.services.preannotate import DEFAULT_PARSERS
+from app.services.preannotate import DEFAULT_PARSERS, require_installed
 from app.services.queue import QueueFilter, build_queue, next_in_queue
 from app.services.raw_text_rounds import RawTextError, check_raw_text
 from app.services.reparse import NoModels, ReparseError, read_constraints, read_previous, reparse
@@ -292,6 +292,7 @@ def preannotate(treebank_id: int) -> JsonResponse:
     try:
         parsers = member_names((",".join(requested) if isinstance(requested, list) else requested)
                                or ",".join(DEFAULT_PARSERS))
+        require_installed(parsers)
     except ValueError as error:
         raise InputError("parsers", str(error)) from None
     tags = body.get("tags") or "gold"

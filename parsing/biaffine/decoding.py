@@ -24,6 +24,21 @@ def _best(logits: torch.Tensor) -> torch.Tensor:
     return logits[..., SPECIALS:].argmax(-1) + SPECIALS
 
 
+def _labels(logits: torch.Tensor, heads: torch.Tensor, deprels: Vocabulary) -> np.ndarray[Any, Any]:
+    """Best label per word at its chosen head, ``(B, T, K)`` and heads ``(B, T)`` → ``(B, T)``:
+    ``root`` for the word attached to ROOT and for no other word, as UD requires (when the
+    training trees had a ``root`` label; an under-trained network otherwise labels the root word
+    like its neighbours)."""
+    if "root" not in deprels.items:
+        return _best(logits).numpy()
+    root = deprels.items.index("root")
+    logits = logits.clone()
+    logits[..., root] = float("-inf")
+    labels = _best(logits)
+    labels[heads == 0] = root
+    return labels.numpy()
+
+
 def decode_batch(network: JointNetwork, vocabularies: Mapping[str, Vocabulary], sentences: Sequence[Sentence],
                  constraints: Sequence[Constraints] | None, *, tree: TreeDecoder,
                  own_tags: bool = True) -> list[Parse]:
@@ -44,7 +59,7 @@ def decode_batch(network: JointNetwork, vocabularies: Mapping[str, Vocabulary], 
             heads = tree(log_probs[b, :size, :size], constraints[b] if constraints is not None else None)
             trees.append(heads)
             chosen[b, 1:size] = torch.from_numpy(heads[1:].astype(np.int64))
-        labels = _best(network.label_scores(states, chosen)).numpy()
+        labels = _labels(network.label_scores(states, chosen), chosen, vocabularies["deprels"])
         tags = {name: _best(logits).numpy() for name, logits in network.tag_logits(states, chars).items()}
     parses = []
     for b, (sentence, heads) in enumerate(zip(sentences, trees, strict=True)):

@@ -189,6 +189,29 @@ def test_two_workers_share_a_predicted_tags_rounds_tagger_fits(
     assert not list(fast.glob("**/*-tag-folds")) and not list(fast.glob("**/*-members"))  # data removed
 
 
+def test_a_worker_fits_the_neural_member_as_a_job_of_its_own(
+    app: Flask, logged_in: FlaskClient, sqlite_queue: None, pool: WorkerPool, treebank_id: int, fast: Path
+) -> None:
+    """``biaffine`` (PyTorch) fitted by ``train_member`` in a process worker's child, then loaded,
+    scored and parsing the pool in the round's job."""
+    pytest.importorskip("torch")
+    pool.start(workers=2)
+    response = logged_in.post(f"/api/treebanks/{treebank_id}/preannotate",
+                              json={"parsers": "graph1,biaffine", "tags": "gold"})
+    assert response.status_code == 202, response.get_json()
+    done = wait_for_job(app, response.get_json()["job"]["id"], lambda j: j.state in ("done", "failed"))
+    assert done.state == "done", done.error
+    with app.app_context():
+        fitted = {job.params["member"]: job.result or {} for job in db.session.scalars(
+            select(Job).where(Job.kind == "train_member", Job.state == "done"))}
+        db.session.remove()
+    assert sorted(fitted) == ["biaffine", "graph1"] and fitted["biaffine"]["seconds"] > 0
+    (round_,) = rounds(app)
+    assert "parsers/biaffine.model" in (round_.checksums or {})
+    assert set((round_.scores or {})["members"]) == {"graph1", "biaffine"}
+    assert done.result is not None and done.result["parsed"] == 10
+
+
 def wait_until_training(app: Flask, job_id: int) -> None:
     wait_for_job(app, job_id, lambda j: j.state == "running" and j.message.startswith("training graph1"))
 

@@ -57,3 +57,29 @@ def test_partial_trees_join_the_training_data(app: Flask, session: Session, user
     job = session.scalars(select(Job).order_by(Job.id.desc())).first()
     assert job is not None and job.result is not None and job.result["partial_sentences"] == 1
     assert round_.annotated_tokens == data.annotated_tokens
+
+
+def test_a_partial_tree_keeps_its_annotated_arcs_on_the_way_to_a_worker(tmp_path: Path) -> None:
+    """The fan-out writes each member's training trees as JSON for a worker: a partial tree's
+    ``annotated`` mask travels with it (without it the filled-in arcs were trained on as human)."""
+    import json
+
+    import numpy as np
+
+    from app.jobs.fanout import member_job_from_json, member_job_to_json
+    from parsing.member_fit import MemberJob
+    from parsing.types import ROOT
+    from parsing.types import Sentence as Tree
+
+    heads, deprels = chain(3)
+    partial = Tree(forms=[ROOT, "a", "b", "c"], lemmas=[ROOT, "_", "_", "_"], upos=[ROOT, "X", "X", "X"],
+                   xpos=[ROOT, "_", "_", "_"], feats=[ROOT, "_", "_", "_"], heads=np.array([-1, *heads]),
+                   deprels=["", *deprels], annotated=np.array([False, True, False, True]))
+    full = Tree(forms=partial.forms, lemmas=partial.lemmas, upos=partial.upos, xpos=partial.xpos,
+                feats=partial.feats, heads=partial.heads, deprels=partial.deprels)
+    job = MemberJob(name="biaffine", train=[partial, full], dev=None, path=tmp_path / "m.model",
+                    random_state=0, params={})
+    back = member_job_from_json(json.loads(json.dumps(member_job_to_json(job))))
+    assert back.train[0].partial and back.train[0].annotated is not None
+    assert back.train[0].annotated.tolist() == [False, True, False, True]
+    assert back.train[1].annotated is None and not back.train[1].partial

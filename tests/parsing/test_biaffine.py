@@ -130,6 +130,14 @@ def test_outputs_are_trees_with_joint_tags(parser: BiaffineParser, sentences: li
         assert set(parse.deprels[1:]) <= set(vocabularies["deprels"][2:])
 
 
+def test_root_labels_only_the_word_attached_to_root(sentences: list[Sentence]) -> None:
+    """UD's rule, kept even by a network trained for one epoch (it labels most words alike)."""
+    raw = BiaffineParser(**TINY, max_epochs=1, random_state=0).fit(sentences[:40], sentences[:40])
+    for parse in raw.predict(sentences[40:]):
+        for word in range(1, len(parse.heads)):
+            assert (parse.deprels[word] == "root") == (parse.heads[word] == 0), (word, parse.deprels)
+
+
 def test_a_sentence_parses_the_same_alone_as_in_a_batch(parser: BiaffineParser,
                                                          sentences: list[Sentence]) -> None:
     together = parser.predict(sentences[40:])

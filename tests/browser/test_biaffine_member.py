@@ -1,0 +1,102 @@
+"""The neural ``biaffine`` member (issue #33) chosen under "More parsers" in the pre-annotate panel:
+trained in a round (the tests' tiny settings, ``FAST_MEMBER_PARAMS``), scored in its own column of
+the rounds page, and drawn in the editor among the members with its proposals in the word table."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask import Flask
+from sqlalchemy import select
+
+from app.extensions import db
+from app.models import Document, Sentence, TreeVersion
+from app.parser_models import TrainingRound
+from tests.browser.test_rounds_page import import_rounds_demo, run_round
+
+pytestmark = pytest.mark.browser
+Shot = Callable[[Any, str], Path]
+
+MULTIPLES = "localStorage.removeItem('arcvote.focus'); localStorage.setItem('arcvote.view', 'multiples')"
+
+
+def biaffine_tree(live_app: Flask, sentence_id: int) -> tuple[list[int], list[str]]:
+    """The biaffine member's stored (heads, deprels) of ``sentence_id``."""
+    with live_app.app_context():
+        version = db.session.scalars(select(TreeVersion).where(
+            TreeVersion.sentence_id == sentence_id, TreeVersion.kind == "parser",
+            TreeVersion.name == "biaffine").order_by(TreeVersion.version.desc())).first()
+        assert version is not None, "no biaffine tree stored"
+        return list(version.heads), list(version.deprels)
+
+
+def first_pool_sentence(live_app: Flask, treebank_id: int) -> int:
+    with live_app.app_context():
+        return int(db.session.scalars(select(Sentence.id).join(Document).where(
+            Document.treebank_id == treebank_id, Document.split == "pool")
+            .order_by(Document.position, Sentence.position)).first() or 0)
+
+
+def test_biaffine_is_trained_in_a_round_scored_and_shown_in_the_editor(
+    ui: Any, live_app: Flask, screenshot: Shot
+) -> None:
+    pytest.importorskip("torch")
+    page = ui
+    treebank_id = import_rounds_demo(live_app, "biaffine demo")
+    page.goto(f"/workspace/treebanks/{treebank_id}")
+    box = page.locator('#more-members input[name="parsers"][value="biaffine"]')
+    assert box.count() == 1 and not box.is_checked()  # offered, not a default
+    assert "Dozat" in (page.locator('#more-members label:has(input[value="biaffine"])').get_attribute("title")
+                       or "")
+    assert "up to 15 minutes a round" in page.inner_text("#more-members .help")  # what it costs
+    box.check()
+    page.locator("#more-members").screenshot(path=str(screenshot(page, "queue-biaffine").with_name(
+        "queue-biaffine-more-members.png")))
+    run_round(page, treebank_id, ["graph1", "biaffine"])  # ticks it (and graph1 only) and waits
+
+    with live_app.app_context():
+        round_ = db.session.scalars(select(TrainingRound)
+                                    .where(TrainingRound.treebank_id == treebank_id)).one()
+        scored = (round_.scores or {}).get("members") or {}
+    assert set(scored) == {"graph1", "biaffine"} and scored["biaffine"]["uas"] > 0
+
+    # (a) the rounds page: a biaffine column with its score
+    page.goto(f"/treebanks/{treebank_id}/rounds")
+    columns = page.locator("#rounds thead tr:nth-child(2) th").all_text_contents()
+    scores = columns[columns.index("ensemble"):]  # the score columns: ensemble, then each member
+    assert "biaffine" in scores
+    row = page.locator("#rounds tbody tr").first
+    assert "biaffine" in row.locator("td.members .tag").all_text_contents()
+    cell = row.locator("td.score").nth(scores.index("biaffine")).inner_text()
+    assert f"{scored['biaffine']['las']:.1f}" in cell, cell
+    assert page.locator(".curves svg polyline").count() == 2 * 3  # graph1, biaffine, ensemble
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    shutil.copyfile(screenshot(page, "rounds-biaffine"), "/tmp/rounds-biaffine.png")
+
+    # (b) the editor of a pool sentence: biaffine's tree among the members, its arcs in the table
+    sentence_id = first_pool_sentence(live_app, treebank_id)
+    heads, deprels = biaffine_tree(live_app, sentence_id)
+    page.evaluate(MULTIPLES)
+    page.goto(f"/workspace/sentences/{sentence_id}")
+    page.wait_for_selector("#members figure")
+    names = page.locator("#members figure figcaption strong").all_text_contents()
+    assert sorted(names) == ["biaffine", "graph1"]
+    figure = page.locator(f"#members figure[data-member='{names.index('biaffine')}'] .tree-scroll")
+    drawn = figure.locator(".arc").evaluate_all("arcs => arcs.map((a) => Number(a.dataset.dep))")
+    assert sorted(drawn) == list(range(1, len(heads) + 1))  # one arc per word
+    table = page.locator("#tokens")
+    header = table.locator("thead th").all_text_contents()  # (inner text is upper-cased by the CSS)
+    column = header.index("biaffine")
+    cells = table.locator("tbody tr").evaluate_all(
+        "(rows, c) => rows.map((r) => r.cells[c].textContent)", column)
+    assert cells == [f"{h} {d}" for h, d in zip(heads, deprels, strict=True)]
+    assert all((d == "root") == (h == 0) for h, d in zip(heads, deprels, strict=True))  # UD's root rule
+    page.locator("#tokens tbody tr").first.click()  # word 1 in the panel: biaffine's vote among the heads
+    proposals = page.locator("#panel button.candidate").all_text_contents()
+    head = "ROOT" if heads[0] == 0 else f"{heads[0]} "  # after the button's one-digit key
+    assert any("biaffine" in text and text[1:].lstrip().startswith(head) for text in proposals), proposals
+    shutil.copyfile(screenshot(page, "editor-biaffine"), "/tmp/editor-biaffine.png")
