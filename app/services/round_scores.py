@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from parsing.pipeline import ModelBundle
-from parsing.scorer.intervals import bootstrap_interval, difference, sentence_counts
+from parsing.scorer.intervals import Difference, bootstrap_interval, difference, sentence_counts
 from parsing.scorer.metrics import evaluate
 from parsing.types import Parse
 from parsing.types import Sentence as ParsingSentence
@@ -64,21 +64,13 @@ MIN_PAIRED_SENTENCES = 5
 
 @dataclass(frozen=True)
 class RoundChange:
-    """How ``name``'s LAS moved from round ``previous`` to round ``number``, in points, with the
-    paired bootstrap's 95% interval of the difference on the ``sentences`` both were scored on."""
+    """How ``name``'s LAS moved from round ``previous`` to round ``number``: ``points``, the paired
+    difference (new − old, in LAS points) with its 95% interval on the sentences both were scored on."""
 
     number: int
     previous: int
     name: str
-    delta: float
-    low: float
-    high: float
-    sentences: int
-
-    @property
-    def within_noise(self) -> bool:
-        """The interval contains 0: the data do not tell the two rounds apart."""
-        return self.low <= 0.0 <= self.high
+    points: Difference
 
 
 def score_interval(scores: Mapping[str, Any] | None, name: str, metric: str) -> tuple[float, float] | None:
@@ -106,8 +98,9 @@ def round_change(number: int, previous: int, before: Mapping[str, Any] | None,
     new = np.array([counts[1][sid][1] for sid in common])
     old = np.array([counts[0][sid][1] for sid in common])
     result = difference(new, old, words)
-    return RoundChange(number, previous, name, round(100 * result.delta, 2), round(100 * result.low, 2),
-                       round(100 * result.high, 2), len(common))
+    points = Difference(round(100 * result.delta, 2), round(100 * result.low, 2), round(100 * result.high, 2),
+                        result.sentences)
+    return RoundChange(number, previous, name, points)
 
 
 def _entry(scores: Mapping[str, Any] | None, name: str) -> Mapping[str, Any] | None:

@@ -37,11 +37,13 @@ def test_a_small_drop_is_within_noise_and_a_large_one_is_not() -> None:
     rng = np.random.default_rng(0)
     first = rng.integers(7, 12, size=30).tolist()
     nudged = [max(0, c - 1) if i % 10 == 0 else c for i, c in enumerate(first)]  # 3 words fewer in 360
-    small = round_change(2, 1, scores_with(first), scores_with(nudged))
-    assert small is not None and small.within_noise and small.sentences == 30
+    change = round_change(2, 1, scores_with(first), scores_with(nudged))
+    assert change is not None and (change.number, change.previous) == (2, 1)
+    small = change.points
+    assert small.within_noise and small.sentences == 30
     assert small.delta < 0 and small.low < small.delta < small.high
     large = round_change(2, 1, scores_with(first), scores_with([max(0, c - 4) for c in first]))
-    assert large is not None and not large.within_noise and large.high < 0
+    assert large is not None and not large.points.within_noise and large.points.high < 0
 
 
 def test_rounds_without_counts_or_shared_sentences_are_not_compared() -> None:
