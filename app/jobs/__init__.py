@@ -99,7 +99,9 @@ class Progress:
         self.session.commit()
         log_event("job.progress", job=self.job.id, kind=self.job.kind, progress=round(self.job.progress, 4),
                   message=message)
-        if self.session.scalar(select(Job.cancel_requested_at).where(Job.id == self.job.id)) is not None:
+        cancelled = self.session.scalar(select(Job.cancel_requested_at).where(Job.id == self.job.id))
+        self.session.commit()  # end the read's transaction: the task may now wait outside the process
+        if cancelled is not None:
             raise JobCancelled(message)
 
 

@@ -149,6 +149,30 @@ def test_a_cancel_asked_after_the_last_progress_report_still_cancels(
     assert session.scalars(select(SentenceNote)).all() == []  # the task's unreported work is not kept
 
 
+def test_a_progress_report_leaves_no_transaction_open(
+    app: Flask, session: Session, user: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A task waits outside the process (plugins, training) right after reporting progress: the
+    report's own cancel check must not hold a transaction (and its snapshot) open meanwhile."""
+    seen: list[bool] = []
+
+    def reporting(task_session: Session, job: Job, progress: Progress) -> dict[str, Any]:
+        progress("about to wait on a plugin", 0.5)
+        seen.append(db.session().in_transaction())  # the task's session (db.session is scoped)
+        return {}
+
+    from app.jobs import tasks as _registered  # noqa: F401  (the real tasks, before adding one)
+
+    monkeypatch.setitem(TASKS, "reporting", reporting)
+    job = create_job(session, kind="reporting", user=user)
+    session.commit()
+    run_job(app, job.id)
+    session.expire_all()
+    done = session.get(Job, job.id)
+    assert done is not None and done.state == "done", (done.state, done.message) if done else None
+    assert seen == [False]
+
+
 def test_browser_starts_a_job_and_polls_it(
     app: Flask, logged_in: FlaskClient, fast: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
