@@ -268,7 +268,8 @@ def report(outcome: Outcome, seconds: float, problems: list[str]) -> None:
         if len(times) < 2:
             return "n/a"
         cuts = statistics.quantiles(times, n=100)
-        return f"p50 {cuts[49] * 1000:.0f} ms, p95 {cuts[94] * 1000:.0f} ms"
+        return (f"p50 {cuts[49] * 1000:.0f} ms, p95 {cuts[94] * 1000:.0f} ms, p99 {cuts[98] * 1000:.0f} ms, "
+                f"max {max(times) * 1000:.0f} ms")
 
     timed = [(kind, status, secs) for kind, status, secs in outcome.requests if kind != "sign-in"]
     print(f"requests: {len(timed)} in {seconds:.0f} s = {len(timed) / seconds:.1f} requests/s "
@@ -320,7 +321,7 @@ def main() -> None:
         outcome = run(f"http://127.0.0.1:{args.port}", pool, args.users, args.seconds, args.hot)
         elapsed = time.monotonic() - started
         if round_thread is not None:
-            round_thread.join(timeout=900)  # the last round ends after the load
+            round_thread.join(timeout=120)  # the last round may end after the load
     finally:
         for process in (server, worker):
             if process is not None:

@@ -102,6 +102,7 @@ class RoundsUnderLoad:
         self.folder = tempfile.mkdtemp(prefix="arcvote-load-")
         self.jobs: list[dict[str, Any]] = []  # id, state, error, seconds, started (s into the load)
         self.stop_at = 0.0
+        self.current: tuple[int, float] | None = None  # the round being waited on: job id, queued at
 
     def env(self) -> dict[str, str]:
         """Settings gunicorn and the worker share (queue file, models folder, loopback plugins)."""
@@ -145,7 +146,9 @@ class RoundsUnderLoad:
                 job_id = job.id
                 submit(self.app, job_id)
             queued = time.monotonic()
+            self.current = (job_id, queued)
             state, error = self._wait(job_id, queued + 900)
+            self.current = None
             self.jobs.append({"id": job_id, "state": state, "error": error,
                               "queued_at_s": round(queued - self.began, 1),
                               "seconds": round(time.monotonic() - queued, 1)})
@@ -169,6 +172,10 @@ class RoundsUnderLoad:
                  + "; ".join(f"job {j['id']} {j['state']} (queued at {j['queued_at_s']} s, "
                              f"{j['seconds']} s){' ' + str(j['error'])[:120] if j['error'] else ''}"
                              for j in self.jobs)]
+        if self.current is not None:
+            job_id, queued = self.current
+            lines.append(f"job {job_id} (queued at {queued - self.began:.1f} s) still running "
+                         f"{time.monotonic() - queued:.0f} s after it was queued, when this was written")
         times = [seconds for _, seconds in self.plugin.calls]
         lines.append(f"plugin {PLUGIN_LABEL} (waits {self.plugin.delay:g} s, trickles over "
                      f"{self.plugin.trickle:g} s): {len(times)} calls, "
