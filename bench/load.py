@@ -14,6 +14,10 @@ top of a version that a newer accepted one had already replaced.
 
     .venv/bin/python bench/load.py [--database URL] [--users 50] [--seconds 60] [--hot 5]
                                    [--workers 4] [--threads 4] [--port 8765]
+                                   [--round-with-slow-plugin [--plugin-delay 3] [--plugin-trickle 2]]
+
+With ``--round-with-slow-plugin`` a job worker keeps pre-annotation rounds running on the treebank
+during the load, each calling an HTTP plugin on 127.0.0.1 that answers slowly (``load_round.py``).
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ from werkzeug.security import generate_password_hash
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from import_speed import fresh_app  # noqa: E402
+from load_round import RoundsUnderLoad, SlowPlugin  # noqa: E402
 
 from app.extensions import db  # noqa: E402
 from app.models import Document, Sentence, Treebank, TreeVersion, User  # noqa: E402
@@ -107,9 +112,11 @@ def prepare(database: str, users: int, sentences: int) -> tuple[list[int], str]:
     return [int(sentence_id) for sentence_id, _ in pool], url
 
 
-def start_server(url: str, port: int, workers: int, threads: int) -> subprocess.Popen[bytes]:
-    """gunicorn serving the app on 127.0.0.1:``port`` (waits until it answers)."""
-    env = {**os.environ, "DATABASE_URL": url, "FLASK_SECRET_KEY": json.dumps(secrets.token_hex(32))}
+def start_server(url: str, port: int, workers: int, threads: int,
+                 extra_env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    """gunicorn serving the app on 127.0.0.1:``port`` (waits until it answers); ``extra_env`` added
+    to its environment."""
+    env = {**os.environ, "DATABASE_URL": url, **(extra_env or {})}
     command = [str(Path(sys.executable).parent / "gunicorn"), "--bind", f"127.0.0.1:{port}",
                "--workers", str(workers), "--threads", str(threads), "--worker-class", "gthread",
                "--log-level", "warning", "app:create_app()"]
@@ -261,7 +268,8 @@ def report(outcome: Outcome, seconds: float, problems: list[str]) -> None:
         if len(times) < 2:
             return "n/a"
         cuts = statistics.quantiles(times, n=100)
-        return f"p50 {cuts[49] * 1000:.0f} ms, p95 {cuts[94] * 1000:.0f} ms"
+        return (f"p50 {cuts[49] * 1000:.0f} ms, p95 {cuts[94] * 1000:.0f} ms, p99 {cuts[98] * 1000:.0f} ms, "
+                f"max {max(times) * 1000:.0f} ms")
 
     timed = [(kind, status, secs) for kind, status, secs in outcome.requests if kind != "sign-in"]
     print(f"requests: {len(timed)} in {seconds:.0f} s = {len(timed) / seconds:.1f} requests/s "
@@ -292,19 +300,36 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--round-with-slow-plugin", action="store_true",
+                        help="keep rounds with a slow HTTP plugin running during the load")
+    parser.add_argument("--plugin-delay", type=float, default=3.0, help="seconds before its reply starts")
+    parser.add_argument("--plugin-trickle", type=float, default=2.0, help="seconds its reply trickles over")
     args = parser.parse_args()
     pool, url = prepare(args.database, args.users, args.sentences)
     print(f"{len(pool)} pool sentences, {args.users} annotators, {args.hot} hot sentences; gunicorn "
           f"{args.workers} workers x {args.threads} threads on 127.0.0.1:{args.port}; {url.split('@')[-1]}")
-    server = start_server(url, args.port, args.workers, args.threads)
+    secret = {"FLASK_SECRET_KEY": json.dumps(secrets.token_hex(32))}
+    rounds = worker = None
+    if args.round_with_slow_plugin:
+        rounds = RoundsUnderLoad(url, SlowPlugin(args.plugin_delay, args.plugin_trickle))
+        worker = rounds.start(secret)
+    server = start_server(url, args.port, args.workers, args.threads,
+                          {**secret, **(rounds.env() if rounds else {})})
     try:
         started = time.monotonic()
+        round_thread = rounds.keep_running(args.seconds) if rounds else None
         outcome = run(f"http://127.0.0.1:{args.port}", pool, args.users, args.seconds, args.hot)
         elapsed = time.monotonic() - started
+        if round_thread is not None:
+            round_thread.join(timeout=120)  # the last round may end after the load
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        for process in (server, worker):
+            if process is not None:
+                process.terminate()
+                process.wait(timeout=30)
     report(outcome, elapsed, lost_updates(url, outcome))
+    for line in rounds.summary() if rounds else []:
+        print(line)
 
 
 if __name__ == "__main__":
