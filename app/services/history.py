@@ -1,4 +1,5 @@
-"""The history of a sentence's trees: every version with who made it and what it changed."""
+"""The history of a sentence's trees: every version with who made it and what it changed, and
+reverting to one of them (a new version equal to it: nothing is deleted)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,14 @@ from typing import Any
 
 from sqlalchemy import select
 
-from app.models import ARC_SOURCES, Sentence, TreeVersion
+from app.models import ARC_SOURCES, Sentence, TreeVersion, User
 from app.parser_models import TrainingRound
 from app.services import DbSession, as_utc
-from app.services.token_columns import column_changes, version_columns
+from app.services.audit import record
+from app.services.token_columns import column_changes, stored_attributes, version_columns
+from app.services.trees import StaleVersionError, add_version
 from app.services.validation import differing_words
-from app.services.workspace import tree_dict, word_columns
+from app.services.workspace import conflict_for, set_branch_status, set_state, tree_dict, word_columns
 
 
 def history(
@@ -76,3 +79,48 @@ def _changes(before: TreeVersion | None, after: TreeVersion, forms: dict[int, st
          "to": [after.heads[w - 1], after.deprels[w - 1]]}
         for w in differing_words((before.heads, before.deprels), (after.heads, after.deprels))
     ]
+
+
+def revert(
+    session: DbSession, sentence: Sentence, *, version_id: int, expected_version: int, user: User,
+    branch: str = "",
+) -> TreeVersion:
+    """A new annotation version (of the main line or ``branch``) equal to an older tree of this
+    sentence (nothing is deleted). A branch reverts only to its own or a non-annotation tree.
+
+    The review ticks follow the tree reverted to (:func:`reviewed_after_revert`): a parser's
+    tree has none, so the sentence is back in progress (a branch's assignment reopens); a tree
+    whose every arc is human (saved as reviewed) makes it reviewed again.
+
+    :raise LookupError: no such tree of this sentence. :raise Conflict: as for saving.
+    """
+    target = session.get(TreeVersion, version_id)
+    if target is None or target.sentence_id != sentence.id or (
+            branch and target.kind == "annotation" and target.name != branch):
+        raise LookupError(f"sentence {sentence.id} has no tree version {version_id}")
+    try:
+        tree = add_version(session, sentence_id=sentence.id, source="annotation", heads=target.heads,
+                           deprels=target.deprels, user=user, expected_version=expected_version,
+                           based_on=target, provenance=target.provenance, columns=stored_attributes(target),
+                           branch=branch)
+    except StaleVersionError:
+        raise conflict_for(session, sentence.id, branch) from None
+    record(session, "revert", user=user, treebank=sentence.document.treebank, sentence_id=sentence.id,
+           version=tree.version, branch=branch or None, reverted_to=f"{target.source} v{target.version}")
+    reviewed = reviewed_after_revert(target, sentence.n_words)
+    if branch:
+        if len(reviewed) < sentence.n_words:
+            set_branch_status(session, sentence, user=user, status="in_progress")
+    else:
+        set_state(session, sentence, user=user, reviewed_words=reviewed,
+                  status="reviewed" if len(reviewed) == sentence.n_words else "in_progress")
+    return tree
+
+
+def reviewed_after_revert(target: TreeVersion, n: int) -> list[int]:
+    """The words (1..n) still reviewed once ``target`` is the newest annotation: the arcs a
+    person set or confirmed in it (its ``human`` provenance); none for a parser's or the gold
+    tree, nor for an annotation version that records no provenance."""
+    if target.kind != "annotation" or target.provenance is None:
+        return []
+    return [w for w in range(1, n + 1) if target.provenance[w - 1] == ARC_SOURCES[0]]

@@ -1,4 +1,5 @@
-"""The annotation workspace: what the editor shows, saving corrections, history, notes.
+"""The annotation workspace: what the editor shows and saving corrections (notes are in
+:mod:`app.services.notes`, history and revert in :mod:`app.services.history`).
 
 A correction is an ``annotation`` tree version (see :mod:`app.models`); the version number
 the editor started from is the optimistic lock (:class:`Conflict` when someone saved first).
@@ -13,7 +14,7 @@ in progress until a curator adjudicates it (:mod:`app.services.adjudication`).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -22,16 +23,16 @@ from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from app.models import ARC_SOURCES, REVIEW_STATUSES, Sentence, SentenceNote, SentenceState, TreeVersion, User
+from app.models import ARC_SOURCES, REVIEW_STATUSES, Sentence, SentenceState, TreeVersion, User
 from app.services import DbSession
 from app.services.assignments import blind_branches, mark_done
 from app.services.audit import record
+from app.services.notes import hidden_authors, notes
 from app.services.settings import label_inventory
 from app.services.token_columns import (
     Columns,
     imported_columns,
     resolve_columns,
-    stored_attributes,
     to_store,
     version_columns,
 )
@@ -39,8 +40,6 @@ from app.services.trees import StaleVersionError, add_version
 from app.services.ud_checks import tree_warnings
 from app.services.validation import TreeError, differing_words, non_projective, validate_tree
 from app.team_models import Assignment
-
-MAX_NOTE = 5000
 
 
 class InvalidTree(ValueError):
@@ -152,7 +151,7 @@ def with_columns(session: DbSession, tree: TreeVersion) -> dict[str, Any]:
     return {**(tree_dict(tree) or {}), "columns": version_columns(tree, shown)}
 
 
-def _conflict(session: DbSession, sentence_id: int, branch: str = "") -> Conflict:
+def conflict_for(session: DbSession, sentence_id: int, branch: str = "") -> Conflict:
     """The conflict with the newest annotation of the sentence's line (someone saved it first)."""
     return Conflict(with_columns(session, newest_trees(session, sentence_id)[("annotation", branch)]))
 
@@ -266,7 +265,7 @@ def save_annotation(
     except StaleVersionError:
         theirs = newest_trees(session, sentence.id)[("annotation", branch)]
         if not _same_version(theirs, heads=heads, deprels=deprels, provenance=provenance, columns=stored):
-            raise _conflict(session, sentence.id, branch) from None
+            raise conflict_for(session, sentence.id, branch) from None
         tree, created = theirs, False
     else:
         created = True
@@ -378,75 +377,3 @@ def _state_row(session: DbSession, sentence_id: int) -> SentenceState:
 def conflict_diff(theirs: dict[str, Any], heads: Sequence[Any], deprels: Sequence[Any]) -> list[int]:
     """Words where the caller's tree differs from the version saved first."""
     return differing_words((theirs["heads"], theirs["deprels"]), (list(heads), list(deprels)))
-
-
-def revert(
-    session: DbSession, sentence: Sentence, *, version_id: int, expected_version: int, user: User,
-    branch: str = "",
-) -> TreeVersion:
-    """A new annotation version (of the main line or ``branch``) equal to an older tree of this
-    sentence (nothing is deleted). A branch reverts only to its own or a non-annotation tree.
-
-    The review ticks follow the tree reverted to (:func:`reviewed_after_revert`): a parser's
-    tree has none, so the sentence is back in progress (a branch's assignment reopens); a tree
-    whose every arc is human (saved as reviewed) makes it reviewed again.
-
-    :raise LookupError: no such tree of this sentence. :raise Conflict: as for saving.
-    """
-    target = session.get(TreeVersion, version_id)
-    if target is None or target.sentence_id != sentence.id or (
-            branch and target.kind == "annotation" and target.name != branch):
-        raise LookupError(f"sentence {sentence.id} has no tree version {version_id}")
-    try:
-        tree = add_version(session, sentence_id=sentence.id, source="annotation", heads=target.heads,
-                           deprels=target.deprels, user=user, expected_version=expected_version,
-                           based_on=target, provenance=target.provenance, columns=stored_attributes(target),
-                           branch=branch)
-    except StaleVersionError:
-        raise _conflict(session, sentence.id, branch) from None
-    record(session, "revert", user=user, treebank=sentence.document.treebank, sentence_id=sentence.id,
-           version=tree.version, branch=branch or None, reverted_to=f"{target.source} v{target.version}")
-    reviewed = reviewed_after_revert(target, sentence.n_words)
-    if branch:
-        if len(reviewed) < sentence.n_words:
-            set_branch_status(session, sentence, user=user, status="in_progress")
-    else:
-        set_state(session, sentence, user=user, reviewed_words=reviewed,
-                  status="reviewed" if len(reviewed) == sentence.n_words else "in_progress")
-    return tree
-
-
-def reviewed_after_revert(target: TreeVersion, n: int) -> list[int]:
-    """The words (1..n) still reviewed once ``target`` is the newest annotation: the arcs a
-    person set or confirmed in it (its ``human`` provenance); none for a parser's or the gold
-    tree, nor for an annotation version that records no provenance."""
-    if target.kind != "annotation" or target.provenance is None:
-        return []
-    return [w for w in range(1, n + 1) if target.provenance[w - 1] == ARC_SOURCES[0]]
-
-
-def notes(session: DbSession, sentence_id: int, *, hide: Collection[str] = ()) -> list[dict[str, Any]]:
-    """The sentence's notes, oldest first, except those by the users named in ``hide``."""
-    rows = session.scalars(select(SentenceNote).where(SentenceNote.sentence_id == sentence_id)
-                           .order_by(SentenceNote.created_at, SentenceNote.id))
-    return [{"id": note.id, "body": note.body, "user": note.user.username,
-             "created_at": note.created_at.isoformat()} for note in rows if note.user.username not in hide]
-
-
-def hidden_authors(session: DbSession, sentence_id: int, branch: str) -> list[str]:
-    """Whose work a blind annotator (``branch``; "" = not blind) must not see on the sentence:
-    the other blind annotators."""
-    return [name for name in blind_branches(session, sentence_id) if name != branch] if branch else []
-
-
-def add_note(session: DbSession, sentence: Sentence, *, body: str, user: User) -> SentenceNote:
-    """Add a note; :raise ValueError: empty or longer than :data:`MAX_NOTE` characters."""
-    text = body.strip()
-    if not text:
-        raise ValueError("a note cannot be empty")
-    if len(text) > MAX_NOTE:
-        raise ValueError(f"a note has at most {MAX_NOTE} characters")
-    note = SentenceNote(sentence_id=sentence.id, body=text, user_id=user.id)
-    session.add(note)
-    session.flush()
-    return note

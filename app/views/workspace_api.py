@@ -50,8 +50,9 @@ from app.models import Sentence, SentenceState, Treebank
 from app.services.assignments import Line, editing_line
 from app.services.audit import status_history
 from app.services.external_votes import VoterError, check_voters
-from app.services.history import history
+from app.services.history import history, revert
 from app.services.model_cache import DEFAULT_SIZE, ModelCache
+from app.services.notes import add_note, notes
 from app.services.permissions import can
 from app.services.preannotate import DEFAULT_PARSERS, require_installed
 from app.services.queue import QueueFilter, build_queue, next_in_queue
@@ -64,13 +65,10 @@ from app.services.ud_checks import tree_warnings
 from app.services.workspace import (
     Conflict,
     InvalidTree,
-    add_note,
     branch_state,
     check_tree,
     conflict_diff,
     editor_data,
-    notes,
-    revert,
     save_annotation,
     set_branch_status,
     set_state,

@@ -11,8 +11,8 @@ from app.models import Sentence, Treebank, User
 from app.services.audit import record
 from app.services.external import add_parse
 from app.services.members import set_role
+from app.services.notes import add_note
 from app.services.users import create_user
-from app.services.workspace import add_note
 from tests.app.team_helpers import Team, build_team
 
 SCRIPT = "<script>alert(1)</script>"
