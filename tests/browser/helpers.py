@@ -21,7 +21,7 @@ from app.services import DbSession
 from app.services.demo import DEMO_NAME, demo_file, setup_demo
 from app.services.imports import import_conllu
 from app.services.trees import add_version
-from parsing.conllu_io import decode_utf8, parse_conllu
+from parsing.conllu_io import decode_utf8, format_conllu, parse_conllu
 
 
 @dataclass(frozen=True)
@@ -84,6 +84,20 @@ def import_one_sentence(session: DbSession, conllu: str, treebank_name: str) -> 
     sentence_id = session.scalars(select(Sentence.id).join(Document).join(Treebank)
                                   .where(Treebank.name == treebank_name)).one()
     return ana, int(sentence_id)
+
+
+def import_demo_test_split(app: Flask, treebank_name: str, sentences: int = 40) -> int:
+    """A treebank owned by ``ana`` with the demo file's first ``sentences`` sentences as its test
+    split (gold trees); its id."""
+    source = demo_file()
+    text = decode_utf8(source.read_bytes(), source=source.name)
+    chosen = parse_conllu(text, source=source.name)[:sentences]
+    with app.app_context():
+        ana = db.session.scalars(select(User).where(User.username == "ana")).one()
+        result = import_conllu(db.session, data=format_conllu(chosen).encode(), filename="test.conllu",
+                               treebank_name=treebank_name, split="test", user=ana)
+        db.session.commit()
+        return result.treebank.id
 
 
 def committed_pool_trees(app: Flask) -> PoolTrees:

@@ -13,14 +13,11 @@ from typing import Any
 
 import pytest
 from flask import Flask
-from sqlalchemy import select
 
 from app.extensions import db
-from app.models import Treebank, User
-from app.services.demo import demo_file
-from app.services.imports import import_conllu
+from app.models import Treebank
 from app.services.search import SearchResult, search_treebank
-from parsing.conllu_io import decode_utf8, format_conllu, parse_conllu
+from tests.browser.helpers import import_demo_test_split
 
 pytestmark = pytest.mark.browser
 Shot = Callable[[Any, str], Path]
@@ -29,14 +26,7 @@ PATTERN = "pattern { V [upos=VERB]; V -[nsubj]-> S; S [upos=NOUN] }\nwithout { S
 
 @pytest.fixture(scope="module")
 def treebank_id(live_app: Flask) -> int:
-    source = demo_file()
-    sentences = parse_conllu(decode_utf8(source.read_bytes(), source=source.name), source=source.name)[:40]
-    with live_app.app_context():
-        ana = db.session.scalars(select(User).where(User.username == "ana")).one()
-        result = import_conllu(db.session, data=format_conllu(sentences).encode(), filename="test.conllu",
-                               treebank_name="search demo", split="test", user=ana)
-        db.session.commit()
-        return result.treebank.id
+    return import_demo_test_split(live_app, "search demo")
 
 
 def expected(live_app: Flask, treebank_id: int) -> SearchResult:
