@@ -12,6 +12,7 @@ status 1 and the message (a pattern's names its line and column).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import click
 
@@ -23,14 +24,24 @@ from app.services.sources import SourceError
 from parsing.grew import GrewSyntaxError
 
 
+def tree_source_options(command: Callable[..., None]) -> Callable[..., None]:
+    """``--source``, ``--split``, ``--json`` and ``--user``: the options of every command that
+    reads one source's trees of a treebank (``search``, ``validate``)."""
+    for option in reversed((
+        click.option("--source", default="gold", show_default=True,
+                     help="gold, reviewed, latest, ensemble, a parser's name, or ensemble@ROUND."),
+        click.option("--split", type=click.Choice(SPLITS), default=None, help="Only this split."),
+        click.option("--json", "as_json", is_flag=True, help="Print the result as JSON."),
+        click.option("--user", "username", default="admin", show_default=True, help="Act as this user."),
+    )):
+        command = option(command)
+    return command
+
+
 @click.command("search")
 @click.argument("name")
 @click.argument("pattern")
-@click.option("--source", default="gold", show_default=True,
-              help="gold, reviewed, latest, ensemble, a parser's name, or ensemble@ROUND.")
-@click.option("--split", type=click.Choice(SPLITS), default=None, help="Only this split.")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-@click.option("--user", "username", default="admin", show_default=True, help="Act as this user.")
+@tree_source_options
 def search_command(name: str, pattern: str, source: str, split: str | None, as_json: bool,
                    username: str) -> None:
     """Find the Grew-match PATTERN in the SOURCE trees of treebank NAME."""

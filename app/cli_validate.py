@@ -18,22 +18,18 @@ from flask import current_app
 from flask.cli import with_appcontext
 
 from app.cli import _acting_user, _treebank_for
+from app.cli_search import tree_source_options
 from app.extensions import db
 from app.job_models import Job
 from app.jobs import create_job, run_job
 from app.jobs.check_tasks import KIND
-from app.models import SPLITS
 from app.services.search import check_source
 from app.services.sources import SourceError
 
 
 @click.command("validate")
 @click.argument("name")
-@click.option("--source", default="gold", show_default=True,
-              help="gold, reviewed, latest, ensemble, a parser's name, or ensemble@ROUND.")
-@click.option("--split", type=click.Choice(SPLITS), default=None, help="Only this split.")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-@click.option("--user", "username", default="admin", show_default=True, help="Act as this user.")
+@tree_source_options
 @with_appcontext
 def validate_command(name: str, source: str, split: str | None, as_json: bool, username: str) -> None:
     """Validate the SOURCE trees of treebank NAME with the UD validator."""

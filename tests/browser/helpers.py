@@ -100,6 +100,24 @@ def import_demo_test_split(app: Flask, treebank_name: str, sentences: int = 40) 
         return result.treebank.id
 
 
+def block_tree(n: int, root: int) -> tuple[list[int], list[str]]:
+    """A long sentence's tree in blocks of ten words: each block's 5th word (or the last word)
+    heads its block and attaches to word ``root``, the root. ``(heads, labels)`` of words 1..n."""
+    heads, labels = [], []
+    for word in range(1, n + 1):
+        block_head = min((word - 1) // 10 * 10 + 5, n)
+        if word == root:
+            heads.append(0)
+            labels.append("root")
+        elif word == block_head:
+            heads.append(root)
+            labels.append("obl")
+        else:
+            heads.append(block_head)
+            labels.append("det" if word % 2 else "amod")
+    return heads, labels
+
+
 def committed_pool_trees(app: Flask) -> PoolTrees:
     """:func:`store_pool_trees` for the live app's user ``ana``, committed."""
     with app.app_context():

@@ -22,6 +22,7 @@ from app.extensions import db
 from app.models import Document, Sentence, Treebank, User
 from app.services.imports import import_conllu
 from app.services.trees import add_version
+from tests.browser.helpers import block_tree as blocks
 from tests.browser.helpers import editor_state, open_editor
 
 pytestmark = pytest.mark.browser
@@ -35,20 +36,7 @@ SMALL_PX = 9
 
 def block_tree(n: int) -> tuple[list[int], list[str]]:
     """Blocks of ten words: each block's 5th word heads its block and attaches to the middle block's head."""
-    root = (n // 2 - 1) // 10 * 10 + 5
-    heads, labels = [], []
-    for word in range(1, n + 1):
-        block_head = min((word - 1) // 10 * 10 + 5, n)
-        if word == root:
-            heads.append(0)
-            labels.append("root")
-        elif word == block_head:
-            heads.append(root)
-            labels.append("obl")
-        else:
-            heads.append(block_head)
-            labels.append("det" if word % 2 else "amod")
-    return heads, labels
+    return blocks(n, (n // 2 - 1) // 10 * 10 + 5)
 
 
 def member_heads(heads: list[int], m: int) -> list[int]:

@@ -14,6 +14,7 @@ from app.extensions import db
 from app.services.imports import MAX_SENTENCE_WORDS
 from app.services.trees import add_version
 from tests.browser.helpers import KEY_TIME, editor_state, import_one_sentence
+from tests.browser.helpers import block_tree as blocks
 
 pytestmark = pytest.mark.browser
 N = MAX_SENTENCE_WORDS
@@ -26,20 +27,7 @@ KEY_BUDGET_MS = 100
 
 def block_tree(n: int) -> tuple[list[int], list[str]]:
     """Blocks of ten words: each block's 5th word heads its block and attaches to word 255."""
-    root = n // 2 + 5
-    heads, labels = [], []
-    for word in range(1, n + 1):
-        block_head = (word - 1) // 10 * 10 + 5
-        if word == root:
-            heads.append(0)
-            labels.append("root")
-        elif word == block_head:
-            heads.append(root)
-            labels.append("obl")
-        else:
-            heads.append(block_head)
-            labels.append("det" if word % 2 else "amod")
-    return heads, labels
+    return blocks(n, n // 2 + 5)
 
 
 @pytest.fixture(scope="module")
