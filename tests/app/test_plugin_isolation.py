@@ -96,6 +96,7 @@ def test_a_slow_plugin_holds_no_transaction(
     session.expire_all()
     done = session.get(Job, job.id)
     assert done is not None and done.state == "done", done.error if done else None
+    assert done.result is not None
     pool = pool_targets(session, treebank)
     for label in ("a-fast", "b-slow"):
         trees = session.scalars(select(TreeVersion.sentence_id).where(TreeVersion.name == label)).all()
@@ -137,7 +138,8 @@ def test_failing_plugins_are_skipped_and_viewers_read_one_sentence(
     run_job(app, job.id)
     session.expire_all()
     done = session.get(Job, job.id)
-    assert done is not None and done.state == "done", done.error
+    assert done is not None and done.state == "done", done.error if done else None
+    assert done.result is not None
     plugins = done.result["plugins"]
     assert plugins["chain"]["sentences"] == len(pool_targets(session, treebank))
     assert plugins["spaced"]["error"].startswith("spaced: character 24 (' ') may not appear in a URL")

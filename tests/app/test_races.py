@@ -12,6 +12,7 @@ from flask.testing import FlaskClient
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 from werkzeug.security import check_password_hash
+from werkzeug.test import TestResponse
 
 from app.models import Membership, Sentence, SentenceState, User
 from app.services.imports import import_conllu
@@ -34,6 +35,7 @@ def _clients(app: Flask, user_id: int | None, n: int = N) -> list[FlaskClient]:
 
 def test_an_invitation_makes_one_account(app: Flask, session: Session, team: Team) -> None:
     admin = session.get(User, team.users["admin"])
+    assert admin is not None
     token = issue_token(session, "invite", by=admin)
     session.commit()
     clients = _clients(app, None)
@@ -50,7 +52,7 @@ def test_an_invitation_makes_one_account(app: Flask, session: Session, team: Tea
 
 def test_a_reset_link_changes_the_password_once(app: Flask, session: Session, team: Team) -> None:
     admin, owner = session.get(User, team.users["admin"]), session.get(User, team.users["owner"])
-    assert owner is not None
+    assert admin is not None and owner is not None
     token = issue_token(session, "reset", by=admin, user=owner)
     session.commit()
     clients = _clients(app, None)
@@ -79,8 +81,10 @@ def test_first_status_changes_at_once_never_fail(app: Flask, session: Session, t
     clients = _clients(app, team.users["owner"], 6)
     statuses = ["in_progress", "reviewed", "todo", "in_progress", "reviewed", "in_progress"]
     for sentence_id in fresh:
-        answers = race(6, lambda i, sid=sentence_id: clients[i].post(f"/api/sentences/{sid}/state",
-                                                                     json={"status": statuses[i]}))
+        def post_state(i: int, sid: int = sentence_id) -> TestResponse:
+            return clients[i].post(f"/api/sentences/{sid}/state", json={"status": statuses[i]})
+
+        answers = race(6, post_state)
         codes = [answer.status_code for answer in answers]
         assert set(codes) <= {200, 409}, [(a.status_code, a.get_data(as_text=True)[:200]) for a in answers]
     session.expire_all()
@@ -125,6 +129,7 @@ def test_two_owners_removing_each_other_leave_one(app: Flask, session: Session, 
 
 def test_two_invitations_taking_one_name_make_one_account(app: Flask, session: Session, team: Team) -> None:
     admin = session.get(User, team.users["admin"])
+    assert admin is not None
     tokens = [issue_token(session, "invite", by=admin) for _ in range(4)]
     session.commit()
     clients = _clients(app, None, 4)

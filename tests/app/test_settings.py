@@ -4,6 +4,8 @@ inventory, the guidelines link, who may see and change them, and the open label 
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from flask import Flask
 from sqlalchemy import select
@@ -34,7 +36,7 @@ def _treebank(app: Flask, team: Team) -> Treebank:
     return treebank
 
 
-def _save(app: Flask, team: Team, who: str, deprel: str) -> tuple[int, dict]:
+def _save(app: Flask, team: Team, who: str, deprel: str) -> tuple[int, dict[str, Any]]:
     """Save the pool sentence ("Dogs bark") with word 1 labelled ``deprel``."""
     client = client_as(app, team.users[who])
     response = client.post(f"/api/sentences/{team.sentence_id}/annotations",
