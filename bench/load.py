@@ -171,8 +171,9 @@ class Annotator:
         if status != 200:  # urllib follows the redirect to the start page
             raise RuntimeError(f"{self.name} could not sign in ({status})")
 
-    def work(self, sentence_id: int, rng: random.Random) -> None:
-        """Open a sentence in the editor, think, save one changed label on top of what was opened."""
+    def work(self, sentence_id: int, rng: random.Random, think: tuple[float, float] = (0.2, 1.0)) -> None:
+        """Open a sentence in the editor, think (``think``: uniform between the two, seconds), save
+        one changed label on top of what was opened."""
         status, page = self.request("open", f"/workspace/sentences/{sentence_id}")
         editor = re.search(r'data-editor="([^"]*)"', page)
         token = re.search(r'<meta name="csrf-token" content="([^"]+)"', page)
@@ -184,7 +185,7 @@ class Annotator:
         self.csrf = token.group(1)
         data = json.loads(html.unescape(editor.group(1)))
         heads, deprels = list(data["current"]["heads"]), list(data["current"]["deprels"])
-        time.sleep(rng.uniform(0.2, 1.0))  # reading the tree
+        time.sleep(rng.uniform(*think))  # reading the tree
         word = rng.choice([w for w in range(len(heads)) if heads[w] != 0])
         deprels[word] = rng.choice([label for label in LABELS if label != deprels[word]])
         version = data["version"]
@@ -204,8 +205,10 @@ class Annotator:
                 self.outcome.errors.append(f"save {sentence_id}: {status} {text[:200]}")
 
 
-def run(base: str, pool: list[int], users: int, seconds: float, hot: int) -> Outcome:
-    """``users`` annotator threads for ``seconds``; ~30% of their opens go to ``hot`` sentences."""
+def run(base: str, pool: list[int], users: int, seconds: float, hot: int,
+        think: tuple[float, float] = (0.2, 1.0)) -> Outcome:
+    """``users`` annotator threads for ``seconds``; ~30% of their opens go to ``hot`` sentences;
+    each reads a tree for ``think`` seconds (uniform) before saving it."""
     outcome = Outcome()
     hot_ids, rest = pool[:hot], pool[hot:]
     deadline = time.monotonic() + seconds
@@ -222,7 +225,7 @@ def run(base: str, pool: list[int], users: int, seconds: float, hot: int) -> Out
         signed_in.wait()
         own = rest[index::users] or rest
         while time.monotonic() < deadline:
-            person.work(rng.choice(hot_ids) if rng.random() < 0.3 else rng.choice(own), rng)
+            person.work(rng.choice(hot_ids) if rng.random() < 0.3 else rng.choice(own), rng, think)
 
     threads = [threading.Thread(target=annotator, args=(i,)) for i in range(users)]
     for thread in threads:
@@ -300,13 +303,17 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--think", type=float, nargs=2, default=(0.2, 1.0), metavar=("MIN", "MAX"),
+                        help="seconds an annotator reads a tree before saving it (uniform; default "
+                             "0.2 1.0, a stress test: a person takes seconds to minutes)")
     parser.add_argument("--round-with-slow-plugin", action="store_true",
                         help="keep rounds with a slow HTTP plugin running during the load")
     parser.add_argument("--plugin-delay", type=float, default=3.0, help="seconds before its reply starts")
     parser.add_argument("--plugin-trickle", type=float, default=2.0, help="seconds its reply trickles over")
     args = parser.parse_args()
     pool, url = prepare(args.database, args.users, args.sentences)
-    print(f"{len(pool)} pool sentences, {args.users} annotators, {args.hot} hot sentences; gunicorn "
+    print(f"{len(pool)} pool sentences, {args.users} annotators reading {args.think[0]:g}-"
+          f"{args.think[1]:g} s a tree, {args.hot} hot sentences; gunicorn "
           f"{args.workers} workers x {args.threads} threads on 127.0.0.1:{args.port}; {url.split('@')[-1]}")
     secret = {"FLASK_SECRET_KEY": json.dumps(secrets.token_hex(32))}
     rounds = worker = None
@@ -318,7 +325,8 @@ def main() -> None:
     try:
         started = time.monotonic()
         round_thread = rounds.keep_running(args.seconds) if rounds else None
-        outcome = run(f"http://127.0.0.1:{args.port}", pool, args.users, args.seconds, args.hot)
+        outcome = run(f"http://127.0.0.1:{args.port}", pool, args.users, args.seconds, args.hot,
+                      tuple(args.think))
         elapsed = time.monotonic() - started
         if round_thread is not None:
             round_thread.join(timeout=120)  # the last round may end after the load

@@ -62,7 +62,33 @@ def _word_of(row_id: str) -> int:
 
 
 def ud_warnings(raw: ConlluSentence, language: str) -> list[dict[str, Any]]:
-    """``[{word, level, test, message}]`` from the UD validator for one sentence, in line order."""
+    """``[{word, level, test, message}]`` from the UD validator for one sentence, in line order.
+
+    The same sentence text in the same language gives the same warnings, so they are kept for
+    the last :data:`WARNINGS_KEPT` sentences of this process: opening a sentence again (the
+    editor, the sentence page, a save's reply opened by the next annotator) skips the validator,
+    about a third of an editor page's server time.
+    """
+    key = (language, tuple(raw.comments), tuple(tuple(row) for row in raw.rows))
+    return [dict(warning) for warning in _warnings_of_text(key)]
+
+
+WARNINGS_KEPT = 4096
+"""How many sentences' warnings a process keeps (a few MB at most)."""
+
+
+@lru_cache(maxsize=WARNINGS_KEPT)
+def _warnings_of_text(
+    key: tuple[str, tuple[str, ...], tuple[tuple[str, ...], ...]],
+) -> tuple[dict[str, Any], ...]:
+    """The validator's warnings of one sentence, ``key`` = (language, comments, token rows)."""
+    language, comments, rows = key
+    raw = ConlluSentence(comments=list(comments), rows=[list(row) for row in rows])
+    return tuple(_validate(raw, language))
+
+
+def _validate(raw: ConlluSentence, language: str) -> list[dict[str, Any]]:
+    """Run the validator on one sentence (:func:`ud_warnings` without its cache)."""
     lines = [*raw.comments, *("\t".join(row) for row in raw.rows), ""]
     first_row = len(raw.comments) + 1  # 1-based line number of the first token line
     from udtools.state import State
