@@ -127,6 +127,19 @@ class Constraints:
         return Constraints({flip(d): flip(h) for d, h in self.heads.items()},
                            {flip(d): label for d, label in self.labels.items()})
 
+    def within(self, other: Constraints) -> bool:
+        """True when every forced arc and label of these constraints is also forced, the same,
+        by ``other`` (``other`` allows only trees these allow: the editor's next edit).
+
+        Examples:
+            >>> Constraints({1: 2}).within(Constraints({1: 2, 3: 2}, {1: "nsubj"}))
+            True
+            >>> Constraints({1: 2}, {1: "obj"}).within(Constraints({1: 2}, {1: "nsubj"}))
+            False
+        """
+        return (all(other.heads.get(dep) == head for dep, head in self.heads.items())
+                and all(other.labels.get(dep) == label for dep, label in self.labels.items()))
+
     def satisfied_by(self, heads: ArrayLike, deprels: Sequence[str] | None = None) -> bool:
         """True when ``heads`` (and ``deprels``, when given) contain every forced arc (label)."""
         array = np.asarray(heads)

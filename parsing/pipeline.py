@@ -129,14 +129,17 @@ class ModelBundle:
                           names: Sequence[str] | None = None, *, tags: TagMode | None = None,
                           previous: Sequence[Parse] | None = None,
                           unconstrained: tuple[Mapping[str, Sequence[Parse]], Sequence[Parse]] | None = None,
-                          adapt: bool = True) -> tuple[dict[str, list[Parse]], list[Parse]]:
+                          adapt: bool = True, start: Mapping[str, Sequence[Parse]] | None = None,
+                          ) -> tuple[dict[str, list[Parse]], list[Parse]]:
         """:meth:`parse_with_ensemble` under forced arcs (one :class:`Constraints` per sentence):
         :func:`~parsing.ensemble.reparse.reparse_under_constraints` with this bundle's members
         and ensemble (its docstring says what is kept, re-parsed, adapted and forced).
         ``unconstrained`` (every member's parses and the ensemble's trees of these sentences,
         as :meth:`parse_with_ensemble` returns them for the same prepared sentences) spares
         parsing them again, e.g. when a web process re-parses one sentence after each edit;
-        they are not modified.
+        they are not modified. ``start``: the members' parses from the previous re-parse under
+        constraints that these include, kept where they hold the new arcs (see
+        :func:`~parsing.ensemble.reparse.reparse_under_constraints`).
 
         Raises:
             ValueError: no fitted ensemble, or constraints that do not fit a sentence.
@@ -156,7 +159,7 @@ class ModelBundle:
         parses, forced = reparse_under_constraints(
             self.parsers, self.ensemble, self.ensemble_members, prepared, constraints,
             ({name: unconstrained[0][name] for name in wanted}, unconstrained[1]),
-            previous=previous, adapt=adapt)
+            previous=previous, adapt=adapt, start=start)
         if (tags or self.tags) == "predicted":
             for member_parses in [*parses.values(), forced]:
                 _record_tags(member_parses, prepared)

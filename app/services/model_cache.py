@@ -6,7 +6,9 @@ again) and kept in least-recently-used order; at most ``size`` bundles stay load
 members of a round can take hundreds of MB). Each cached bundle comes with a lock: the
 members are not written to be parsed from two threads at once, so callers parse under it, and
 a few sentences' unconstrained parses (:meth:`CachedModels.unconstrained`), so that re-parsing
-a sentence after each edit parses it only under the new constraints.
+a sentence after each edit parses it only under the new constraints, and the members' parses
+of its last re-parse (:meth:`CachedModels.earlier`): the next edit adds an arc, and a member
+whose last parse already holds it is not parsed again.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.jobs.model_files import check_unchanged
+from parsing.constraints import Constraints
 from parsing.pipeline import MANIFEST, ModelBundle, load_models
 from parsing.types import Parse, Sentence
 
@@ -30,6 +33,9 @@ PARSED_SENTENCES = 64
 Unconstrained = tuple[dict[str, list[Parse]], list[Parse]]
 """Every member's parses and the ensemble's trees of a list of sentences (here: one)."""
 
+LastReparse = tuple[Constraints, dict[str, list[Parse]]]
+"""A sentence's last re-parse: its constraints and every member's parses under them."""
+
 
 @dataclass
 class CachedModels:
@@ -40,6 +46,24 @@ class CachedModels:
     parsed: OrderedDict[Hashable, Unconstrained] = field(default_factory=OrderedDict)
     parses: int = 0
     """How many sentences were parsed without constraints (a cache hit does not count)."""
+    last: OrderedDict[Hashable, LastReparse] = field(default_factory=OrderedDict)
+    """Per sentence key: the constraints of its last re-parse and every member's parses then."""
+
+    def earlier(self, key: Hashable, constraints: Constraints) -> dict[str, list[Parse]] | None:
+        """The members' parses of the last re-parse of ``key`` when its constraints are among
+        ``constraints`` (:meth:`~parsing.constraints.Constraints.within`), else ``None``; hold
+        :attr:`lock`."""
+        found = self.last.get(key)
+        if found is None or not found[0].within(constraints):
+            return None
+        return found[1]
+
+    def remember(self, key: Hashable, constraints: Constraints, parses: dict[str, list[Parse]]) -> None:
+        """Keep the members' ``parses`` of ``key`` under ``constraints`` for the next edit."""
+        self.last[key] = (constraints, parses)
+        self.last.move_to_end(key)
+        while len(self.last) > PARSED_SENTENCES:
+            self.last.popitem(last=False)
 
     def unconstrained(self, key: Hashable, sentence: Sentence) -> Unconstrained:
         """The members' and the ensemble's parses of ``sentence`` (``key``: what identifies it

@@ -171,7 +171,8 @@ def reparse(
         unconstrained = cached.unconstrained(sentence_key, words[0])
         by_name, combined = bundle.parse_constrained(
             words, [constraints], previous=[previous] if previous is not None else None,
-            unconstrained=unconstrained)
+            unconstrained=unconstrained, start=cached.earlier(sentence_key, constraints))
+        cached.remember(sentence_key, constraints, by_name)
     names = [name for name in round_.parsers if name in by_name]
     weights = dict(zip(round_.parsers, round_.weights or [1.0] * len(round_.parsers), strict=False))
     parses = [by_name[name][0] for name in names]

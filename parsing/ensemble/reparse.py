@@ -17,6 +17,15 @@ in its own unconstrained parse (:func:`~parsing.ensemble.constrained.sentence_we
 combined tree, so every returned tree contains the constraints. With ``previous`` (the trees
 shown before this re-parse), a free word keeps its previous label unless the arcs around it
 moved (:func:`~parsing.constraints.keep_previous_labels`).
+
+With ``start`` (each member's parses from an earlier re-parse of the same sentences under
+constraints that the new ones include: the editor's previous edit), a member whose earlier
+constrained parse already holds every new forced arc keeps it instead of decoding again. For
+the exact decoders (first-order graph members) and the guided greedy ones (the transition
+members: a move that kept the larger set of forced arcs buildable was also the best move among
+those that keep it) that is the tree decoding again would give; for beam search and the
+second-order graph members it is a tree of the same search under fewer constraints. An
+annotator fixing one arc after another then re-decodes only the members that miss the new arc.
 """
 
 from __future__ import annotations
@@ -39,6 +48,7 @@ def reparse_under_constraints(
     sentences: Sequence[Sentence], constraints: Sequence[Constraints],
     unconstrained: tuple[Mapping[str, Sequence[Parse]], Sequence[Parse]], *,
     previous: Sequence[Parse] | None = None, adapt: bool = True,
+    start: Mapping[str, Sequence[Parse]] | None = None,
 ) -> tuple[dict[str, list[Parse]], list[Parse]]:
     """Every member's and the ensemble's parses of ``sentences`` under ``constraints`` (module
     docstring).
@@ -54,6 +64,9 @@ def reparse_under_constraints(
             trees without constraints; they are not modified.
         previous: the ``S`` trees shown before this re-parse, or ``None``.
         adapt: weight members by their agreement with reviewed arcs.
+        start: ``{name: S parses}`` of some members under constraints that ``constraints``
+            include (:meth:`~parsing.constraints.Constraints.within`; the caller checks it),
+            kept where they hold every forced arc (module docstring).
 
     Returns:
         ``({name: S parses}, S trees)``: every tree and parse contains its sentence's forced
@@ -79,8 +92,15 @@ def reparse_under_constraints(
     read = [adapt and reads_like_a_review(combined[i], constraints[i]) for i in redo]
     for name in wanted:  # members re-parse where they (or the ensemble) miss a forced arc
         own = parses[name]
+        earlier = start.get(name) if start is not None else None
+        kept = set()
+        if earlier is not None:
+            kept = {i for i, forced in enumerate(constraints)
+                    if forced and forced.satisfied_by(earlier[i].heads)}
+            for i in kept:
+                own[i] = earlier[i]
         chosen = sorted({*redo, *(i for i, forced in enumerate(constraints)
-                                  if not forced.satisfied_by(own[i].heads))})
+                                  if not forced.satisfied_by(own[i].heads))} - kept)
         again = parsers[name].predict_constrained([sentences[i] for i in chosen],
                                                   [constraints[i] for i in chosen],
                                                   free=[own[i] for i in chosen])

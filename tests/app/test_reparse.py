@@ -30,7 +30,7 @@ from app.services.validation import validate_tree
 from app.views.workspace_api import model_cache
 from parsing.conllu_io import read_conllu, to_sentence
 from parsing.constraints import Constraints
-from parsing.pipeline import load_models, train_models
+from parsing.pipeline import ModelBundle, load_models, train_models
 
 MEMBERS = ["graph1", "eager", "hybrid"]
 
@@ -248,3 +248,32 @@ def test_no_models_raises_in_the_service(session: Session, user: User) -> None:
     assert sentence is not None
     with pytest.raises(NoModels):
         reparse(session, sentence, Constraints({}), ModelCache())
+
+
+def test_the_next_edit_starts_from_the_last_reparse_when_it_adds_arcs(
+    session: Session, user: User, models: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The members' parses of a sentence's last re-parse are kept with its constraints, and
+    handed to the next re-parse only when the new constraints include them (an added arc),
+    not after an arc was undone or moved."""
+    _, pool = record_round(session, models)
+    cache = ModelCache(size=1)
+    sentence = session.get(Sentence, pool[0])
+    assert sentence is not None
+    starts: list[object] = []
+    real = ModelBundle.parse_constrained
+
+    def spy(self: ModelBundle, *args: Any, **kwargs: Any) -> Any:
+        starts.append(kwargs.get("start"))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(ModelBundle, "parse_constrained", spy)
+    first = Constraints({1: 0})
+    reparse(session, sentence, first, cache)
+    reparse(session, sentence, Constraints({1: 0, 2: 1}), cache)  # an arc added
+    reparse(session, sentence, Constraints({1: 0}), cache)  # that arc undone
+    reparse(session, sentence, Constraints({1: 0}, {1: "root"}), cache)  # a label forced too
+    assert starts[0] is None
+    assert isinstance(starts[1], dict) and set(starts[1]) == set(cache.get(models).bundle.parsers)
+    assert starts[2] is None
+    assert isinstance(starts[3], dict)
