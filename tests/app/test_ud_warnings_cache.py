@@ -3,8 +3,15 @@ sentence again skips the validator, and what a caller does with the list never l
 
 from __future__ import annotations
 
-import pytest
+import runpy
+from pathlib import Path
+from types import SimpleNamespace
 
+import pytest
+from flask import Flask
+from sqlalchemy.orm import Session
+
+from app.models import Treebank, User
 from app.services import ud_checks
 from parsing.conllu_io import ConlluSentence
 
@@ -49,3 +56,22 @@ def test_a_caller_changing_the_list_does_not_change_the_kept_warnings() -> None:
     first[0]["message"] = "changed"
     first.clear()
     assert ud_checks.ud_warnings(sentence(ROWS), "en") == expected
+
+
+def test_a_web_worker_builds_its_validators_before_it_serves(
+    app: Flask, session: Session, user: User,
+) -> None:
+    """gunicorn.conf.py's post_worker_init warms the validator of every treebank language (and
+    levels 1–3), so no first request waits 1–2 s for one under the lock."""
+    session.add(Treebank(name="wolof warm", language="wo", created_by_id=user.id))
+    session.add(Treebank(name="no language warm", language="", created_by_id=user.id))
+    session.commit()
+    ud_checks._validator.cache_clear()
+    hook = runpy.run_path(str(Path(__file__).resolve().parents[2] / "gunicorn.conf.py"))
+    hook["post_worker_init"](SimpleNamespace(wsgi=app))
+    warmed = ud_checks._validator.cache_info().misses
+    assert warmed >= 2
+    ud_checks.ud_warnings(sentence(ROWS), "wo")  # the first sentences opened: no validator built
+    ud_checks.ud_warnings(sentence(ROWS), "")
+    assert ud_checks._validator.cache_info().misses == warmed
+
