@@ -34,6 +34,12 @@ class MemberSpec:
     (:func:`missing_requirement`)."""
     install: str = ""
     """How to install :attr:`requires` (the command a refusal names)."""
+    path_settings: tuple[str, ...] = ()
+    """Settings naming a file or directory that must exist when the member is trained
+    (checked before a round trains: :meth:`parsing.plan.TrainingPlan.missing_files`)."""
+    setting_requires: tuple[tuple[str, str, str], ...] = ()
+    """``(setting, module, install command)``: an optional module a setting needs when given
+    (checked before a round trains: :meth:`parsing.plan.TrainingPlan.missing_requirements`)."""
 
     def build(self, **overrides: Any) -> BaseParser:
         """A new, unfitted parser with this member's settings (``overrides`` win)."""
@@ -129,6 +135,15 @@ EXTRA_MEMBERS: dict[str, MemberSpec] = {
 def _known() -> dict[str, MemberSpec]:
     """Every member accepted by name, looked up when asked (so a patched :data:`MEMBERS` counts)."""
     return {**MEMBERS, **CLUSTER_MEMBERS, **META_MEMBERS, **EXTRA_MEMBERS}
+
+
+def member_spec(name: str) -> MemberSpec:
+    """The spec of member ``name`` (any member accepted by name).
+
+    Raises:
+        ValueError: an unknown name, listing the known ones.
+    """
+    return _known()[member_names(name)[0]]
 
 
 def member_names(requested: str | None = None) -> list[str]:
