@@ -116,7 +116,9 @@ EXTRA_MEMBERS: dict[str, MemberSpec] = {
                            "joint neural tagger-parser (Dozat & Manning 2017; UDPipe 2 without BERT): "
                            "character BiLSTM + word embeddings, BiLSTM, biaffine arcs and labels, its own "
                            "UPOS/XPOS/FEATS/lemmas; needs PyTorch (pip install torch==2.13.0)",
-                           self_tagging=True, requires="torch", install="pip install torch==2.13.0"),
+                           self_tagging=True, requires="torch", install="pip install torch==2.13.0",
+                           path_settings=("vectors", "encoder"),
+                           setting_requires=(("encoder", "transformers", "pip install transformers"),)),
     "isbn": MemberSpec("isbn", "parsing.isbn", "ISBNParser",
                        "feed-forward ISBN (Titov 2008 ch. 5, discriminative): arc-eager, latent "
                        "states linked by 7 structural relations, beam pruned after each shift"),

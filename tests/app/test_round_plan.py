@@ -52,6 +52,7 @@ def test_a_warm_round_records_the_round_it_continues(
 
 @pytest.mark.parametrize(("settings", "message"), [
     ({"graph1": {"epochs": 2}}, "member graph1 has no setting 'epochs'"),
+    ({"biaffine": {"vectors": "/nowhere/cc.xx.300.vec"}}, "name files that are not there: biaffine.vectors"),
 ])
 def test_a_member_setting_that_does_not_hold_stops_the_round_before_training(
         app: Flask, session: Session, user: User, fast: Path,
