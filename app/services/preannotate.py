@@ -284,7 +284,8 @@ def round_plan(
             warm_from=warm_from.model_dir if warm_from else None,
             member_runner=member_runner, fold_runner=fold_runner)
     except ValueError as error:
-        raise ValueError(f"the server's member settings (MEMBER_PARAMS, ENSEMBLE_PARAMS): {error}") from None
+        raise ValueError(f"the round cannot be trained as planned: {error} (member and ensemble settings "
+                         "come from the server's MEMBER_PARAMS and ENSEMBLE_PARAMS)") from None
     missing = [f"{name}.{setting}" for name, setting, _ in plan.missing_files()]
     if missing:  # the path stays in the server's configuration, not in a message users see
         raise ValueError(f"the server's member settings name files that are not there: {', '.join(missing)} "
