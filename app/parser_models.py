@@ -74,6 +74,10 @@ class TrainingRound(Base):
     raw_text: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     """The treebank's raw text its cluster and meta-feature members learned from (migration 0015;
     NULL: the round did not use it): ``{"sentences", "words", "members": [names]}``."""
+    plan: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    """What the round trained (migration 0018; NULL on earlier rounds): its
+    :class:`parsing.plan.TrainingPlan` as JSON (members and their settings, tags, ensemble and its
+    settings, seed, warm start), read back with ``TrainingPlan.from_json``."""
 
 
 class ExternalParser(Base):

@@ -52,9 +52,11 @@ from simulate_report import (  # noqa: E402
     strategy_parts,
 )
 
+from parsing.commands.parsers import parse_overrides  # noqa: E402
+from parsing.members import member_names  # noqa: E402
 from parsing.semi.selection import STRATEGIES  # noqa: E402
 from parsing.semi.self_training import SELECTIONS  # noqa: E402
-from parsing.semi.simulate import DEFAULT_PARSERS, SELF_TRAINING  # noqa: E402
+from parsing.semi.simulate import DEFAULT_PARSERS, SELF_TRAINING, SimulationConfig  # noqa: E402
 
 UD = Path(os.environ.get("ARCVOTE_UD_ROOT") or REPO.parent / "shared" / "ud")
 OUT = REPO / "bench" / "out"
@@ -117,6 +119,16 @@ def _job(args: argparse.Namespace, treebank: str, strategy: str, setting: tuple[
     return out, command
 
 
+def check_plan(args: argparse.Namespace) -> None:
+    """Refuse a member, setting or method the runs would refuse, once and before any run: the
+    :class:`~parsing.plan.TrainingPlan` every simulation builds (:meth:`SimulationConfig.plan`)."""
+    try:
+        SimulationConfig(seed_trees=1, per_round=1, rounds=0, parsers=tuple(member_names(args.parsers)),
+                         member_params=parse_overrides(args.member_params), warm=args.warm).plan()
+    except ValueError as error:
+        raise SystemExit(f"--parsers/--member-params: {error}") from None
+
+
 def run(args: argparse.Namespace) -> None:
     """Every simulation of the grid, ``--jobs`` at a time; one JSON line each."""
     settings = [_setting(s, args.select) for s in args.self_training.split(",") if s]
@@ -126,6 +138,7 @@ def run(args: argparse.Namespace) -> None:
     unknown = sorted({strategy_parts(strategy)[0] for _, strategy, _, _ in grid} - set(STRATEGIES))
     if unknown:
         raise SystemExit(f"unknown strategies {', '.join(unknown)}; known: {', '.join(STRATEGIES)}")
+    check_plan(args)
     args.out_dir.mkdir(parents=True, exist_ok=True)
     lock = threading.Lock()
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",

@@ -34,6 +34,12 @@ class MemberSpec:
     (:func:`missing_requirement`)."""
     install: str = ""
     """How to install :attr:`requires` (the command a refusal names)."""
+    path_settings: tuple[str, ...] = ()
+    """Settings naming a file or directory that must exist when the member is trained
+    (checked before a round trains: :meth:`parsing.plan.TrainingPlan.missing_files`)."""
+    setting_requires: tuple[tuple[str, str, str], ...] = ()
+    """``(setting, module, install command)``: an optional module a setting needs when given
+    (checked before a round trains: :meth:`parsing.plan.TrainingPlan.missing_requirements`)."""
 
     def build(self, **overrides: Any) -> BaseParser:
         """A new, unfitted parser with this member's settings (``overrides`` win)."""
@@ -110,7 +116,9 @@ EXTRA_MEMBERS: dict[str, MemberSpec] = {
                            "joint neural tagger-parser (Dozat & Manning 2017; UDPipe 2 without BERT): "
                            "character BiLSTM + word embeddings, BiLSTM, biaffine arcs and labels, its own "
                            "UPOS/XPOS/FEATS/lemmas; needs PyTorch (pip install torch==2.13.0)",
-                           self_tagging=True, requires="torch", install="pip install torch==2.13.0"),
+                           self_tagging=True, requires="torch", install="pip install torch==2.13.0",
+                           path_settings=("vectors", "encoder"),
+                           setting_requires=(("encoder", "transformers", "pip install transformers"),)),
     "isbn": MemberSpec("isbn", "parsing.isbn", "ISBNParser",
                        "feed-forward ISBN (Titov 2008 ch. 5, discriminative): arc-eager, latent "
                        "states linked by 7 structural relations, beam pruned after each shift"),
@@ -129,6 +137,15 @@ EXTRA_MEMBERS: dict[str, MemberSpec] = {
 def _known() -> dict[str, MemberSpec]:
     """Every member accepted by name, looked up when asked (so a patched :data:`MEMBERS` counts)."""
     return {**MEMBERS, **CLUSTER_MEMBERS, **META_MEMBERS, **EXTRA_MEMBERS}
+
+
+def member_spec(name: str) -> MemberSpec:
+    """The spec of member ``name`` (any member accepted by name).
+
+    Raises:
+        ValueError: an unknown name, listing the known ones.
+    """
+    return _known()[member_names(name)[0]]
 
 
 def member_names(requested: str | None = None) -> list[str]:

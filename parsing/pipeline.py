@@ -1,8 +1,12 @@
 """Train and run a set of members (plus the tagger) as one model directory.
 
+What a round trains is one :class:`~parsing.plan.TrainingPlan` (members and their settings, tag
+mode, ensemble, seed, warm start, runners), read by :func:`train_plan`; :func:`train_models`
+takes the same options one by one and makes the plan itself.
+
 Layout of a model directory::
 
-    MODEL_DIR/manifest.json        what was trained, on what, with which tags
+    MODEL_DIR/manifest.json        what was trained, on what, with which tags (and the plan)
     MODEL_DIR/tagger/              the UPOS tagger (only with predicted tags)
     MODEL_DIR/parsers/NAME.model   one file per member
     MODEL_DIR/ensemble.model       the fitted combination (``--ensemble``), without its members
@@ -23,22 +27,23 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from parsing.base import BaseParser
 from parsing.constraints import Constraints, validate_all
 from parsing.ensemble.base import Ensemble
-from parsing.ensemble.registry import combine, fit_ensemble, load_ensemble, method_spec, save_ensemble
+from parsing.ensemble.registry import combine, fit_ensemble, load_ensemble, save_ensemble
 from parsing.ensemble.reparse import reparse_under_constraints
 from parsing.forked import ParserPool, can_fork, parse_forked
-from parsing.member_fit import MemberJob, MemberRunner, fit_member, pool_runner
-from parsing.members import MEMBERS, is_self_tagging, member_names, tag_mode_params
+from parsing.member_fit import MemberJob, MemberRunner, fit_member
+from parsing.members import MEMBERS, is_self_tagging
 from parsing.persist import load_model
+from parsing.plan import TagMode, TrainingPlan
 from parsing.tagger.folds import FoldRunner
-from parsing.tagger.folds import pool_runner as fold_pool_runner
 from parsing.types import Parse, Sentence
 
-TagMode = Literal["gold", "predicted"]
+__all__ = ["ENSEMBLE_FILE", "MANIFEST", "ModelBundle", "Progress", "TagMode", "TrainingPlan",
+           "describe_members", "load_models", "read_manifest", "train_models", "train_plan"]
 Progress = Callable[[str, float], None]
 """Called with a message and the fraction of the work done (0..1)."""
 MANIFEST = "manifest.json"
@@ -193,43 +198,84 @@ def train_models(
     member_runner: MemberRunner | None = None,
     fold_runner: FoldRunner | None = None,
 ) -> dict[str, float]:
-    """Train the tagger (predicted tags only), the named members and the ensemble into ``out_dir``.
+    """:func:`train_plan` with the plan made of these options
+    (:meth:`TrainingPlan.from_options <parsing.plan.TrainingPlan.from_options>`), for scripts
+    written before the plan existed.
 
     Args:
         params: hyperparameters overriding a member's defaults, by member name (``"tagger"``: the
-            tagger's, with predicted tags).
+            tagger's, with predicted tags); settings of members not trained are ignored.
         ensemble: a method of :data:`parsing.ensemble.registry.METHODS` fitted over the
             members (tuned on dev, else on held-out folds of train), or ``None``.
         ensemble_params: hyperparameters overriding the method's defaults.
+        warm_from: a model directory of an earlier round to continue (:func:`train_plan`).
+        member_runner: fits the members (:mod:`parsing.member_fit`; default: one after another
+            here, or ``jobs`` local processes).
+        fold_runner: fits the tagger and its jackknife folds (:mod:`parsing.tagger.folds`;
+            default: one after another here, or ``jobs`` local processes).
+        progress, extra_train: as :func:`train_plan`'s.
+
+    Returns:
+        Training seconds per member (and ``"tagger"``, ``"ensemble"``).
+    """
+    plan = TrainingPlan.from_options(names=names, tags=tags, params=params, ensemble=ensemble,
+                                     ensemble_params=ensemble_params, random_state=random_state, jobs=jobs,
+                                     warm_from=warm_from, member_runner=member_runner,
+                                     fold_runner=fold_runner)
+    return train_plan(plan, train, dev, out_dir, progress=progress, extra_train=extra_train)
+
+
+def train_plan(
+    plan: TrainingPlan,
+    train: Sequence[Sentence],
+    dev: Sequence[Sentence] | None,
+    out_dir: str | Path,
+    *,
+    progress: Progress | None = None,
+    extra_train: Mapping[str, Sequence[Sentence]] | None = None,
+) -> dict[str, float]:
+    """Train what ``plan`` says into ``out_dir``: the tagger (predicted tags only), the members
+    and the ensemble.
+
+    Args:
+        plan: members and their settings, tag mode, ensemble, seed, warm start, runners
+            (:class:`~parsing.plan.TrainingPlan`). With ``plan.warm_from`` (a model directory
+            of an earlier round trained with the same tags) each member saved there that
+            supports ``warm_start`` continues from its weights (a *warm round*); the others are
+            trained from scratch. The manifest lists the continued members (``"warm_members"``)
+            and the directory (``"warm_from"``), and the plan itself (``"plan"``, when its
+            settings are plain JSON data).
         progress: told what is being trained, with the fraction done.
         extra_train: more training trees by member name (self-training's automatic trees,
             :mod:`parsing.semi.self_training`): member ``NAME`` trains on ``train`` plus
             ``extra_train[NAME]`` (tagged by the tagger with predicted tags). The tagger and
             the ensemble are still fitted on ``train``/``dev`` only; the manifest records how
             many extra trees each member got (``"automatic_sentences"``).
-        warm_from: a model directory of an earlier round trained with the same ``tags``: each
-            member saved there that supports ``warm_start`` continues from its weights (a
-            *warm round*); the others are trained from scratch. The manifest lists the
-            continued members (``"warm_members"``) and the directory (``"warm_from"``).
-        member_runner: fits the members (:mod:`parsing.member_fit`; default: one after another
-            here, or ``jobs`` local processes).
-        fold_runner: fits the tagger and its jackknife folds (:mod:`parsing.tagger.folds`;
-            default: one after another here, or ``jobs`` local processes).
 
     Returns:
         Training seconds per member (and ``"tagger"``, ``"ensemble"``).
+
+    Raises:
+        ValueError: extra trees for a member the plan does not train.
+        FileNotFoundError: a setting names a file that is not there, or ``warm_from`` is not a
+            model directory (both before any training).
+        ImportError: a setting needs a module that is not installed (before any training).
     """
     say = progress or (lambda message, fraction: None)
-    overrides = params or {}
+    tags, random_state, ensemble = plan.tags, plan.seed, plan.ensemble
+    missing_files = [f"{name}.{setting}: {path}" for name, setting, path in plan.missing_files()]
+    if missing_files:
+        raise FileNotFoundError(f"no such file or directory: {'; '.join(missing_files)}")
+    if requirements := plan.missing_requirements():
+        raise ImportError("; ".join(requirements))
     out = Path(out_dir)
     (out / "parsers").mkdir(parents=True, exist_ok=True)
-    chosen = list(names or member_names())
-    if ensemble:  # fail before hours of training, not after
-        method_spec(ensemble).build([]).set_params(**(ensemble_params or {}))
+    chosen = list(plan.members)
     unknown = sorted(set(extra_train or {}) - set(chosen))
     if unknown:
         raise ValueError(f"extra training trees for {', '.join(unknown)}, which is not being trained")
     extra = {name: list(extra_train.get(name, ())) for name in chosen} if extra_train is not None else {}
+    member_runner, fold_runner = plan.runners()
     seconds: dict[str, float] = {}
     views = [list(train)]
     gold_train, gold_extra = list(train), dict(extra)
@@ -239,14 +285,14 @@ def train_models(
         say("training the tagger (and jackknifing training tags)", 0.0)
         started = time.perf_counter()
         tagger, views, dev = train_tagger(
-            train, dev, random_state=random_state, params=overrides.get("tagger"), save_to=out / "tagger",
-            fold_runner=fold_runner or (fold_pool_runner(jobs) if jobs > 1 else None))
+            train, dev, random_state=random_state, params=plan.tagger_settings or None,
+            save_to=out / "tagger", fold_runner=fold_runner)
         train = views[0]
         extra = {name: tagger.tag_for_parsing(more) if more else []
                  for name, more in extra.items()}
         seconds["tagger"] = time.perf_counter() - started
     paths = {name: out / "parsers" / f"{name}.model" for name in chosen}
-    previous = _warm_paths(warm_from, tags, chosen)
+    previous = _warm_paths(plan.warm_from if plan.warm else None, tags, chosen)
     continued: list[str] = []
     own_view = {name: views[i % len(views)] for i, name in enumerate(chosen)}  # jackknife seed by member
     for name in filter(is_self_tagging, chosen):  # it learns to tag: gold tags are its targets
@@ -254,11 +300,10 @@ def train_models(
     member_train = {name: [*own_view[name], *extra[name]] if extra.get(name) else own_view[name]
                     for name in chosen}
     member_jobs = [MemberJob(name, member_train[name], dev, paths[name], random_state,
-                             {**tag_mode_params(name, tags), **overrides.get(name, {})}, previous.get(name))
+                             plan.member_params(name), previous.get(name))
                    for name in chosen]
-    runner = member_runner or (pool_runner(jobs) if jobs > 1 else None)
-    if runner is not None:
-        for done, (name, spent, warm) in enumerate(runner(member_jobs), start=1):
+    if member_runner is not None:
+        for done, (name, spent, warm) in enumerate(member_runner(member_jobs), start=1):
             seconds[name] = spent
             continued += [name] if warm else []
             say(f"trained {name} in {spent:.1f}s", done / len(chosen))
@@ -276,18 +321,20 @@ def train_models(
         manifest["jackknife_seeds"] = {name: random_state + i % len(views) for i, name in enumerate(chosen)}
     if extra_train is not None:
         manifest["automatic_sentences"] = {name: len(extra[name]) for name in chosen}
-    if warm_from is not None:
-        manifest["warm_from"], manifest["warm_members"] = str(warm_from), continued
+    if plan.warm_from is not None:
+        manifest["warm_from"], manifest["warm_members"] = plan.warm_from, continued
     if ensemble:
         say(f"fitting the {ensemble} ensemble", 1.0)
         started = time.perf_counter()
         fitted = {name: load_model(paths[name], BaseParser) for name in chosen}
         combination, combined = fit_ensemble(ensemble, fitted, train, dev, random_state=random_state,
-                                            params=ensemble_params)
+                                            params=plan.ensemble_settings or None)
         save_ensemble(combination, combined, out / ENSEMBLE_FILE)
         seconds["ensemble"] = time.perf_counter() - started
         manifest["ensemble"] = {"method": ensemble, "members": combined}
         say("ensemble fitted", 1.0)
+    if plan.json_ready():
+        manifest["plan"] = plan.to_json()
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
     return seconds
 

@@ -38,6 +38,7 @@ from app.services.preannotate import (
     new_round,
     parse_batch,
     pool_targets,
+    round_plan,
     train_round,
     training_data,
     warm_start_round,
@@ -113,6 +114,19 @@ def _preannotate(session: DbSession, job: Job, progress: Progress, treebank: Tre
     require_tags(session, targets, round_.tags)  # before hours of training, not after
     if params.get("raw_text"):
         check_raw_text(session, treebank, round_.parsers)
+    warm_from = warm_start_round(session, treebank, round_) if params.get("warm") else None
+    if warm_from is not None:  # its files are loaded to continue: refuse any changed since
+        check_unchanged(Path(warm_from.model_dir), warm_from.checksums)
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    text_file = Path(f"{round_.model_dir}-raw-text.txt")
+    member_params = current_app.config.get("MEMBER_PARAMS") or {}
+    if params.get("raw_text"):  # the cluster and meta members learn from the pool's text
+        member_params = raw_text_params(round_.parsers, text_file, member_params)
+    plan = round_plan(  # what the round trains, checked before anything is read or trained
+        round_, params=member_params, ensemble_params=current_app.config.get("ENSEMBLE_PARAMS") or {},
+        warm_from=warm_from,
+        member_runner=queue_runner(app, session, job, Path(f"{round_.model_dir}-members"), progress),
+        fold_runner=queue_fold_runner(app, session, job, Path(f"{round_.model_dir}-tag-folds"), progress))
     progress("reading training trees", 0.01)
     data = training_data(session, treebank)
     settings = params.get("self_training")
@@ -122,24 +136,13 @@ def _preannotate(session: DbSession, job: Job, progress: Progress, treebank: Tre
         automatic = automatic_training_trees(
             session, treebank, pool_targets(session, treebank), round_.parsers, settings,
             n_human=len(data.train), round_number=round_.number)
-    warm_from = warm_start_round(session, treebank, round_) if params.get("warm") else None
-    if warm_from is not None:  # its files are loaded to continue: refuse any changed since
-        check_unchanged(Path(warm_from.model_dir), warm_from.checksums)
-    app = current_app._get_current_object()  # type: ignore[attr-defined]
-    runner = queue_runner(app, session, job, Path(f"{round_.model_dir}-members"), progress)
-    fold_runner = queue_fold_runner(app, session, job, Path(f"{round_.model_dir}-tag-folds"), progress)
-    member_params = current_app.config.get("MEMBER_PARAMS") or {}
-    text_file = Path(f"{round_.model_dir}-raw-text.txt")
     try:
-        if params.get("raw_text"):  # the cluster and meta members learn from the pool's text
+        if params.get("raw_text"):
             progress("writing the pool's raw text for the cluster and meta-feature members", 0.018)
             round_.raw_text = {**write_pool_text(session, treebank, text_file),
                                "members": raw_text_members(round_.parsers)}
-            member_params = raw_text_params(round_.parsers, text_file, member_params)
-        trained = train_round(round_, data, params=member_params,
-                              ensemble_params=current_app.config.get("ENSEMBLE_PARAMS") or {}, say=progress,
-                              automatic=automatic, self_training=settings, warm_from=warm_from,
-                              member_runner=runner, fold_runner=fold_runner)
+        trained = train_round(round_, data, plan, say=progress, automatic=automatic, self_training=settings,
+                              warm_from=warm_from)
     finally:
         text_file.unlink(missing_ok=True)
     round_.checksums = publish(Path(round_.model_dir), final)

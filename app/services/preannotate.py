@@ -5,7 +5,8 @@
    scores the round. Without a dev split a fixed slice of those trees is held out instead
    (:func:`held_out_slice`): never trained on, it only scores the round.
 2. :func:`new_round` makes a :class:`~app.models.TrainingRound` (added by the job once it
-   finished); :func:`train_round`
+   finished); :func:`round_plan` says what it trains (a :class:`parsing.plan.TrainingPlan`,
+   recorded as ``round_.plan``); :func:`train_round`
    fits every member and the round's ensemble method (default: the measured default,
    :func:`parsing.ensemble.registry.default_method` of its tags) into its model directory (no database
    work), the weights of the vote shares shown to annotators (:func:`vote_weights`), and
@@ -43,7 +44,8 @@ from parsing.ensemble.registry import default_method, method_spec
 from parsing.forked import ParserPool
 from parsing.member_fit import MemberRunner
 from parsing.members import member_names, missing_requirement
-from parsing.pipeline import ModelBundle, TagMode, load_models, read_manifest, train_models
+from parsing.pipeline import ModelBundle, TagMode, load_models, read_manifest, train_plan
+from parsing.plan import TrainingPlan
 from parsing.tagger.folds import FoldRunner
 from parsing.types import Parse
 from parsing.types import Sentence as ParsingSentence
@@ -250,43 +252,81 @@ def new_round(
     return round_
 
 
-def train_round(
+def round_plan(
     round_: TrainingRound,
-    data: TrainingData,
     *,
     params: Mapping[str, Mapping[str, Any]] | None = None,
     ensemble_params: Mapping[str, Mapping[str, Any]] | None = None,
+    warm_from: TrainingRound | None = None,
+    member_runner: MemberRunner | None = None,
+    fold_runner: FoldRunner | None = None,
+) -> TrainingPlan:
+    """What ``round_`` trains (:class:`parsing.plan.TrainingPlan`): its members, tags and
+    ensemble method (default: the measured default of its tags).
+
+    ``params`` overrides member hyperparameters by name (the app's ``MEMBER_PARAMS``: settings
+    of members the round does not train are left out), ``ensemble_params`` the ensemble
+    method's, by method name. ``warm_from`` (an earlier round, :func:`warm_start_round`)
+    makes a warm round: members that can continue from that round's weights do.
+    ``member_runner`` fits the members elsewhere (the job queue's workers:
+    :mod:`app.jobs.fanout`), ``fold_runner`` the tagger and its jackknife folds (predicted tags).
+
+    Raises:
+        ValueError: a setting a member or the method does not take, or a file a setting names
+            that is not there, naming the setting.
+    """
+    tags: TagMode = "predicted" if round_.tags == "predicted" else "gold"
+    method = round_.ensemble or default_method(round_.tags)
+    try:
+        plan = TrainingPlan.from_options(
+            names=list(round_.parsers), tags=tags, params=params, ensemble=method,
+            ensemble_params=(ensemble_params or {}).get(method),
+            warm_from=warm_from.model_dir if warm_from else None,
+            member_runner=member_runner, fold_runner=fold_runner)
+    except ValueError as error:
+        raise ValueError(f"the round cannot be trained as planned: {error} (member and ensemble settings "
+                         "come from the server's MEMBER_PARAMS and ENSEMBLE_PARAMS)") from None
+    missing = [f"{name}.{setting}" for name, setting, _ in plan.missing_files()]
+    if missing:  # the path stays in the server's configuration, not in a message users see
+        raise ValueError(f"the server's member settings name files that are not there: {', '.join(missing)} "
+                         "(MEMBER_PARAMS); ask an administrator")
+    if requirements := plan.missing_requirements():
+        raise ValueError(f"the server's member settings need what is not installed: "
+                         f"{'; '.join(requirements)}")
+    return plan
+
+
+def train_round(
+    round_: TrainingRound,
+    data: TrainingData,
+    plan: TrainingPlan,
+    *,
     say: Say | None = None,
     automatic: Mapping[str, Sequence[ParsingSentence]] | None = None,
     self_training: Mapping[str, Any] | None = None,
     warm_from: TrainingRound | None = None,
-    member_runner: MemberRunner | None = None,
-    fold_runner: FoldRunner | None = None,
 ) -> TrainedRound:
-    """Fit the members and the ensemble into ``round_.model_dir``; fill in ``round_``'s weights
-    and record (training trees by origin, evaluation source and scores).
+    """Fit what ``plan`` says (:func:`round_plan`) into ``round_.model_dir``; fill in
+    ``round_``'s weights and record (the plan, training trees by origin, evaluation source and
+    scores).
 
-    ``params`` overrides member hyperparameters by name (e.g. fewer epochs in tests),
-    ``ensemble_params`` the ensemble method's, by method name. ``automatic`` adds
-    self-training's trees to each member's training data (by member name; see
-    :mod:`app.services.self_training`), recorded with the ``self_training`` settings.
-    ``warm_from`` (an earlier round, :func:`warm_start_round`) makes a warm round: members that
-    can continue from that round's weights do (``parsing.pipeline.train_models``).
-    ``member_runner`` fits the members elsewhere (the job queue's workers: :mod:`app.jobs.fanout`),
-    ``fold_runner`` the tagger and its jackknife folds (predicted tags).
+    ``automatic`` adds self-training's trees to each member's training data (by member name;
+    see :mod:`app.services.self_training`), recorded with the ``self_training`` settings.
+    ``warm_from``: the earlier round the plan continues (recorded as ``round_.warm``).
+
+    Raises:
+        ValueError: no training trees, or a plan that continues another round than ``warm_from``.
     """
     train, dev = data.train, data.dev
     if not train:
         raise ValueError("no trees to train on: import a train split with trees first")
+    if plan.warm_from != (warm_from.model_dir if warm_from else None):
+        raise ValueError("the plan continues another round than the one given as warm_from")
     report = say or (lambda message, fraction: None)
     out = Path(round_.model_dir)
-    tags: TagMode = "predicted" if round_.tags == "predicted" else "gold"
-    method = round_.ensemble or default_method(round_.tags)
-    train_models(train, dev or None, out, names=list(round_.parsers), tags=tags, params=params,
-                 ensemble=method, ensemble_params=(ensemble_params or {}).get(method),
-                 progress=lambda message, done: report(message, 0.02 + 0.58 * done),
-                 extra_train=automatic, warm_from=warm_from.model_dir if warm_from else None,
-                 member_runner=member_runner, fold_runner=fold_runner)
+    train_plan(plan, train, dev or None, out,
+               progress=lambda message, done: report(message, 0.02 + 0.58 * done), extra_train=automatic)
+    round_.plan = plan.to_json() if plan.json_ready() else None
     bundle = load_models(out)
     continued = [str(name) for name in read_manifest(out).get("warm_members", [])]
     round_.warm = None if warm_from is None else {"from_round": warm_from.number, "members": continued}

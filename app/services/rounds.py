@@ -29,6 +29,7 @@ from app.services.retention import models_pruned
 from app.services.round_scores import RoundChange, round_change, score_interval
 from app.services.trees import latest_versions
 from parsing.members import MEMBERS
+from parsing.plan import TrainingPlan
 
 CHANGED_IDS_CAP = 200
 """How many ids of changed sentences a round keeps (the count is always exact)."""
@@ -88,6 +89,17 @@ class RoundRow:
     @property
     def members(self) -> list[str]:
         return [str(name) for name in self.round.parsers]
+
+    @property
+    def plan(self) -> TrainingPlan | None:
+        """What the round trained (None: a round from before plans were recorded, or one whose
+        plan this version cannot read, e.g. a member since removed)."""
+        if not self.round.plan:
+            return None
+        try:
+            return TrainingPlan.from_json(self.round.plan)
+        except ValueError:
+            return None
 
     @property
     def raw_text_effects(self) -> list[RawTextEffect]:

@@ -8,7 +8,11 @@ Modules:
 * :mod:`parsing.biaffine.batching`: sentences → padded index tensors;
 * :mod:`parsing.biaffine.network`: the ``torch.nn.Module``;
 * :mod:`parsing.biaffine.training`: Adam, early stopping on dev LAS, the wall-clock budget;
-* :mod:`parsing.biaffine.member`: :class:`~parsing.biaffine.member.BiaffineParser`, the member.
+* :mod:`parsing.biaffine.member`: :class:`~parsing.biaffine.member.BiaffineParser`, the member;
+* :mod:`parsing.biaffine.vectors`: pretrained word vectors from a ``.vec`` file (setting
+  ``vectors=PATH``; no torch);
+* :mod:`parsing.biaffine.contextual`: a local pretrained encoder directory (setting
+  ``encoder=DIRECTORY``; needs ``transformers``).
 
 PyTorch is an optional dependency (``pip install torch==2.13.0`` or ``pip install -e '.[neural]'``):
 this package imports it only where a network is built, and the library imports without it.
@@ -18,6 +22,25 @@ from __future__ import annotations
 
 TORCH_HINT = ("the biaffine member needs PyTorch: pip install torch==2.13.0 "
               "(or pip install -e '.[neural]'; the exact pin gets the CPU wheel)")
+
+
+TRANSFORMERS_HINT = ("the biaffine member's encoder setting needs the transformers package: "
+                     "pip install transformers (it uses the torch already installed; loading the encoder "
+                     "downloads nothing, so the directory must hold the model and its tokenizer)")
+
+
+def require_transformers() -> object:
+    """The ``transformers`` module.
+
+    Raises:
+        ImportError: it is not installed, with :data:`TRANSFORMERS_HINT` saying what to install.
+    """
+    import importlib
+
+    try:
+        return importlib.import_module("transformers")
+    except ImportError as error:
+        raise ImportError(TRANSFORMERS_HINT) from error
 
 
 def require_torch() -> None:

@@ -7,12 +7,13 @@ longest character count (capped at :data:`MAX_CHARS`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import torch
 from torch import Tensor
 
+from parsing.biaffine.vectors import lookup
 from parsing.biaffine.vocab import Vocabulary, lemma_script
 from parsing.types import Sentence
 
@@ -24,6 +25,10 @@ IGNORE = -100
 
 COLUMNS = ("upos", "xpos", "feats")
 """The tag columns the network predicts (and reads, with gold tags as inputs)."""
+
+Contextual = Callable[[Sequence[Sentence]], Tensor]
+"""Vectors of a pretrained encoder for sentences, shape ``(B, T, E)`` (ROOT's row and padding
+zeros): :class:`parsing.biaffine.contextual.ContextualEmbedder`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +44,9 @@ class Batch:
         tags: input tag ids by column (:data:`COLUMNS`), each ``(B, T)``.
         targets: gold ids, each ``(B, T)`` with :data:`IGNORE` at ROOT and padding: the tag
             columns, ``lemmas`` (lemma-script ids), ``heads`` (head positions) and ``deprels``.
+        pretrained: rows of the pretrained word vectors (:mod:`parsing.biaffine.vectors`),
+            ``(B, T)``; None without vectors.
+        encoded: a pretrained encoder's word vectors, ``(B, T, E)``; None without one.
     """
 
     words: Tensor
@@ -48,6 +56,8 @@ class Batch:
     form_ids: Tensor
     tags: dict[str, Tensor]
     targets: dict[str, Tensor]
+    pretrained: Tensor | None = None
+    encoded: Tensor | None = None
 
     @property
     def mask(self) -> Tensor:
@@ -66,10 +76,12 @@ def _target(values: Sequence[int], known: Sequence[bool]) -> list[int]:
     return [IGNORE] + [v if ok else IGNORE for v, ok in zip(values[1:], known[1:], strict=True)]
 
 
-def encode(sentences: Sequence[Sentence], vocabularies: Mapping[str, Vocabulary]) -> Batch:
+def encode(sentences: Sequence[Sentence], vocabularies: Mapping[str, Vocabulary],
+           contextual: Contextual | None = None) -> Batch:
     """The tensors of ``sentences`` under ``vocabularies`` (keys ``words``, ``chars``,
-    :data:`COLUMNS`, ``lemmas``, ``deprels``); unknown strings get the unknown id as inputs and
-    :data:`IGNORE` as targets."""
+    :data:`COLUMNS`, ``lemmas``, ``deprels``, and ``pretrained`` with word vectors); unknown
+    strings get the unknown id as inputs and :data:`IGNORE` as targets. ``contextual`` adds an
+    encoder's vectors (:attr:`Batch.encoded`)."""
     width = max(len(s) for s in sentences) + 1
     forms = sorted({form for s in sentences for form in s.forms})
     row_of = {form: i for i, form in enumerate(forms)}
@@ -99,6 +111,9 @@ def encode(sentences: Sequence[Sentence], vocabularies: Mapping[str, Vocabulary]
         form_ids=_padded([[row_of[f] for f in s.forms] for s in sentences], width, 0),
         tags=tags,
         targets={name: _padded(rows, width, IGNORE) for name, rows in targets.items()},
+        pretrained=_padded([lookup(vocabularies["pretrained"], s.forms) for s in sentences], width, 0)
+        if "pretrained" in vocabularies else None,
+        encoded=contextual(sentences) if contextual is not None else None,
     )
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from parsing.biaffine.batching import COLUMNS, encode
+from parsing.biaffine.batching import COLUMNS, Contextual, encode
 from parsing.biaffine.network import JointNetwork
 from parsing.biaffine.vocab import SPECIALS, Vocabulary, apply_script
 from parsing.constraints import Constraints
@@ -41,15 +41,16 @@ def _labels(logits: torch.Tensor, heads: torch.Tensor, deprels: Vocabulary) -> n
 
 def decode_batch(network: JointNetwork, vocabularies: Mapping[str, Vocabulary], sentences: Sequence[Sentence],
                  constraints: Sequence[Constraints] | None, *, tree: TreeDecoder,
-                 own_tags: bool = True) -> list[Parse]:
+                 own_tags: bool = True, contextual: Contextual | None = None) -> list[Parse]:
     """Parses of non-empty ``sentences`` (one batch), under ``constraints`` when given.
 
     ``own_tags``: the network parsed from its own tags (not the input's), so its UPOS goes into
     ``Parse.upos`` and ``extras["own_tags"]`` is True; otherwise ``Parse.upos`` stays None (the
-    input's tags are the ones parsed with) and the predicted UPOS is ``extras["upos"]``."""
+    input's tags are the ones parsed with) and the predicted UPOS is ``extras["upos"]``.
+    ``contextual``: the pretrained encoder whose vectors the network reads, if any."""
     network.eval()
     with torch.inference_mode():
-        batch = encode(sentences, vocabularies)
+        batch = encode(sentences, vocabularies, contextual)
         states, chars = network.encode(batch)
         log_probs = torch.log_softmax(network.arc_scores(states, batch.lengths), dim=-1).double().numpy()
         chosen = torch.zeros_like(batch.words)

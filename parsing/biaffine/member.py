@@ -9,12 +9,25 @@ XPOS and FEATS, and ``Parse.upos`` stays None like the other members'. Trees are
 Chu-Liu-Edmonds (one ROOT child) over the log-probabilities of the heads; ``arc_scores`` holds
 the head probability of each chosen arc (a softmax over the word's candidate heads).
 
+Bring your own representations (where a pretrained model exists for the language; UDPipe 2's
+lead over the same architecture is mostly its pretrained representations):
+
+* ``vectors=PATH``: word vectors from a text ``.vec`` file (fastText / word2vec text format,
+  :mod:`parsing.biaffine.vectors`), a frozen table beside the learned word embeddings, for the
+  training words (looked up exactly, else lower-cased) and the file's first ``vectors_limit``
+  words, so words never seen in training get a vector too. The table is saved in the model file.
+* ``encoder=DIRECTORY``: a local pretrained encoder (BERT-like, as ``save_pretrained`` wrote it)
+  loaded with ``transformers`` and ``local_files_only=True`` (no network); its last layer,
+  averaged over each word's subword pieces, is extra word input (:mod:`parsing.biaffine.contextual`).
+  The model file records the directory; parsing loads the encoder from it again.
+
 Saved without pickle (:mod:`parsing.persist`): the configuration and vocabularies as JSON, the
 weights as float32 arrays; loading rebuilds the ``torch.nn.Module``.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -24,12 +37,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self
 import numpy as np
 
 from parsing.base import BaseParser
-from parsing.biaffine import require_torch
+from parsing.biaffine import TRANSFORMERS_HINT, require_torch
 from parsing.constraints import Constraints, finish_parse, force_scores, validate_all
 from parsing.decoders.first_order import chu_liu_edmonds
 from parsing.types import NO_HEAD, ROOT, Parse, Sentence
 
 if TYPE_CHECKING:
+    from parsing.biaffine.batching import Contextual
     from parsing.biaffine.network import JointNetwork
     from parsing.biaffine.vocab import Vocabulary
 
@@ -84,6 +98,10 @@ class BiaffineParser(BaseParser):
         max_epochs, max_seconds, patience, batch_size, learning_rate: training
             (:class:`~parsing.biaffine.training.TrainSettings`); ``patience`` epochs without a
             better dev LAS stop it.
+        vectors: a ``.vec`` file of pretrained word vectors (module docstring), or None.
+        vectors_limit: how many of the file's first (most frequent) words are kept beyond the
+            training words (each costs ``4 * DIM`` bytes of model file).
+        encoder: a local pretrained encoder directory (module docstring), or None.
         random_state: seeds the weights, dropout and batch order.
         threads: torch threads while fitting and parsing (None: torch's default, one per core).
             One by default: on our shared 2-core machines two threads per process ran 10-20×
@@ -91,21 +109,28 @@ class BiaffineParser(BaseParser):
         verbose: print each epoch's dev LAS to stderr.
 
     Raises:
-        ImportError: PyTorch is not installed (the message says how to install it).
+        ImportError: PyTorch is not installed, or ``encoder`` is given and ``transformers`` is
+            not (the message says what to install).
     """
 
     name: ClassVar[str] = "biaffine"
     description: ClassVar[str] = ("joint neural tagger-parser: character BiLSTM + word embeddings, "
                                   "BiLSTM encoder, biaffine arcs and labels (Dozat & Manning 2017)")
     parse_cost: ClassVar[float] = 9.0  # Tamil test: 2,400 words/s (one thread), a transition member 21,000
+    vectors: str | None = None  # the defaults of models saved before these settings existed
+    vectors_limit: int = 20_000
+    encoder: str | None = None
 
     def __init__(self, *, tag_inputs: bool = False, word_dim: int = 100, char_dim: int = 50,
                  char_hidden: int = 50, hidden: int = 200, layers: int = 2, arc_dim: int = 256,
                  label_dim: int = 100, dropout: float = 0.33, word_dropout: float = 0.2,
                  max_epochs: int = 60, max_seconds: float = 900.0, patience: int = 8, batch_size: int = 16,
-                 learning_rate: float = 2e-3, random_state: int = 0, threads: int | None = 1,
+                 learning_rate: float = 2e-3, vectors: str | None = None, vectors_limit: int = 20_000,
+                 encoder: str | None = None, random_state: int = 0, threads: int | None = 1,
                  verbose: bool = False) -> None:
         require_torch()
+        if encoder is not None and importlib.util.find_spec("transformers") is None:
+            raise ImportError(TRANSFORMERS_HINT)
         self.tag_inputs = tag_inputs
         self.word_dim = word_dim
         self.char_dim = char_dim
@@ -121,6 +146,9 @@ class BiaffineParser(BaseParser):
         self.patience = patience
         self.batch_size = batch_size
         self.learning_rate = learning_rate
+        self.vectors = vectors
+        self.vectors_limit = vectors_limit
+        self.encoder = encoder
         self.random_state = random_state
         self.threads = threads
         self.verbose = verbose
@@ -145,6 +173,21 @@ class BiaffineParser(BaseParser):
             train = [train[i] for i in order[cut:]] or train
         vocabularies = build_vocabularies(train)
         sizes = {name: len(vocabulary) for name, vocabulary in vocabularies.items()}
+        table = None
+        if self.vectors is not None:
+            from parsing.biaffine.vectors import read_vectors
+
+            words = {form for sentence in train for form in sentence.forms[1:]}
+            vectors = read_vectors(self.vectors, words, limit=self.vectors_limit)
+            vocabularies["pretrained"] = vectors.vocabulary()
+            table = vectors.table()
+            sizes.update(pretrained=table.shape[0], pretrained_dim=vectors.dim)
+        contextual = None
+        if self.encoder is not None:
+            from parsing.biaffine.contextual import load_encoder
+
+            contextual = load_encoder(self.encoder, cache=True)  # each sentence encoded once
+            sizes["encoder_dim"] = contextual.dim
         config = NetworkConfig(**sizes, **self._layer_params())  # type: ignore[arg-type]
         settings = TrainSettings(max_epochs=self.max_epochs, max_seconds=self.max_seconds,
                                  patience=self.patience, batch_size=self.batch_size,
@@ -152,7 +195,14 @@ class BiaffineParser(BaseParser):
         log = (lambda message: print(f"[biaffine] {message}", file=sys.stderr)) if self.verbose else None
         with _seeded(self.random_state, self.threads):
             network = JointNetwork(config)
-            history = train_network(network, train, held, vocabularies, settings, log)
+            if table is not None:
+                import torch
+
+                with torch.no_grad():
+                    network.pretrained.weight.copy_(torch.from_numpy(table))
+            history = train_network(network, train, held, vocabularies, settings, log, contextual)
+        if contextual is not None:
+            contextual.cache = None  # the training sentences' vectors are not kept
         self.config_ = config.as_dict()
         self.vocabularies_ = {name: list(vocabulary.items) for name, vocabulary in vocabularies.items()}
         self.weights_ = {key: value.detach().numpy().copy() for key, value in network.state_dict().items()}
@@ -160,6 +210,7 @@ class BiaffineParser(BaseParser):
                          "seconds": history.seconds, "stopped": history.stopped}
         self.network_cache = network
         self.vocabularies_cache = vocabularies
+        self.contextual_cache = contextual
         return self
 
     def _layer_params(self) -> dict[str, Any]:
@@ -168,7 +219,8 @@ class BiaffineParser(BaseParser):
         return {name: getattr(self, name) for name in names}
 
     def _network(self) -> tuple[JointNetwork, dict[str, Vocabulary]]:
-        """The network and vocabularies, rebuilt from the saved arrays on first use after loading."""
+        """The network and vocabularies, rebuilt from the saved arrays on first use after loading
+        (and the encoder loaded from its directory again, when the network reads one)."""
         if not hasattr(self, "weights_"):
             raise ValueError("this BiaffineParser is not fitted yet; call fit() or load()")
         if "network_cache" not in self.__dict__:
@@ -176,16 +228,35 @@ class BiaffineParser(BaseParser):
             import torch
 
             from parsing.biaffine.network import JointNetwork, NetworkConfig
-            from parsing.biaffine.vocab import Vocabulary
+            from parsing.biaffine.vectors import vectors_vocabulary
+            from parsing.biaffine.vocab import SPECIALS, Vocabulary
 
-            network = JointNetwork(NetworkConfig(**self.config_))  # type: ignore[arg-type]
+            config = NetworkConfig(**self.config_)  # type: ignore[arg-type]
+            contextual = None
+            if config.encoder_dim:
+                from parsing.biaffine.contextual import load_encoder
+
+                if self.encoder is None:
+                    raise ValueError("this biaffine model reads a pretrained encoder, but names no directory")
+                contextual = load_encoder(self.encoder)
+                if contextual.dim != config.encoder_dim:
+                    raise ValueError(f"the encoder at {self.encoder} gives vectors of size {contextual.dim}; "
+                                     f"this model was trained with size {config.encoder_dim}")
+            network = JointNetwork(config)
             network.load_state_dict({key: torch.from_numpy(np.array(value))
                                      for key, value in self.weights_.items()})
             network.eval()
             self.network_cache = network
-            self.vocabularies_cache = {name: Vocabulary(list(items))
+            self.vocabularies_cache = {name: Vocabulary(list(items)) if name != "pretrained"
+                                       else vectors_vocabulary(list(items[SPECIALS:]))
                                        for name, items in self.vocabularies_.items()}
+            self.contextual_cache = contextual
         return self.network_cache, self.vocabularies_cache
+
+    def _contextual(self) -> Contextual | None:
+        """The encoder the network reads (after :meth:`_network`), or None."""
+        contextual: Contextual | None = self.__dict__.get("contextual_cache")
+        return contextual
 
     # ----------------------------------------------------------------- parsing
 
@@ -220,7 +291,8 @@ class BiaffineParser(BaseParser):
             chunk = order[start:start + _PARSE_BATCH]
             forced = [constraints[i] for i in chunk] if constraints is not None else None
             for i, parse in zip(chunk, decode_batch(network, vocabularies, [sentences[i] for i in chunk],
-                                                    forced, tree=_tree, own_tags=not self.tag_inputs),
+                                                    forced, tree=_tree, own_tags=not self.tag_inputs,
+                                                    contextual=self._contextual()),
                                      strict=True):
                 results[i] = parse
         return [parse for parse in results if parse is not None]

@@ -2,9 +2,12 @@
 
 Per word: a trained word embedding (word dropout: a training word is replaced by the unknown
 id with probability ``word_dropout``) plus the final states of a character BiLSTM, plus (with
-``tag_inputs``) embeddings of the input UPOS, XPOS and FEATS. A BiLSTM over the sentence reads
-them; linear classifiers predict UPOS, XPOS, FEATS and the lemma script from its states; two
-MLPs give each word a *dependent* and a *head* view, and a biaffine product scores every arc::
+``tag_inputs``) embeddings of the input UPOS, XPOS and FEATS, plus (when the user brings them)
+a frozen pretrained word vector (``pretrained``, from a ``.vec`` file) and a pretrained
+encoder's vector (``encoder_dim``, the average of the word's subword pieces in its last layer:
+UDPipe 2 with BERT). A BiLSTM over the sentence reads them; linear classifiers predict UPOS,
+XPOS, FEATS and the lemma script from its states; two MLPs give each word a *dependent* and a
+*head* view, and a biaffine product scores every arc::
 
     s[d, h] = dep_d^T U head_h + head_h^T b          (arc, shape (B, T, T))
     s[d, h, l] = dep'_d^T U_l head'_h + W_l [dep'_d; head'_h] + c_l   (label l, at one h per d)
@@ -48,6 +51,12 @@ class NetworkConfig:
     label_dim: int = 100
     dropout: float = 0.33
     word_dropout: float = 0.2
+    pretrained: int = 0
+    """Rows of the frozen pretrained word vectors (0: none; :mod:`parsing.biaffine.vectors`)."""
+    pretrained_dim: int = 0
+    encoder_dim: int = 0
+    """Size of a pretrained encoder's word vectors read as input (0: none;
+    :mod:`parsing.biaffine.contextual`)."""
 
     def as_dict(self) -> dict[str, int | float | bool]:
         """The config as a JSON-ready dict (:class:`NetworkConfig` ``(**d)`` rebuilds it)."""
@@ -82,6 +91,11 @@ class JointNetwork(nn.Module):
         self.words = nn.Embedding(c.words, c.word_dim, padding_idx=0)
         self.chars = CharEncoder(c.chars, c.char_dim, c.char_hidden)
         size = c.word_dim + 2 * c.char_hidden
+        if c.pretrained:  # frozen: unseen words keep their place beside the seen ones
+            self.pretrained = nn.Embedding(c.pretrained, c.pretrained_dim, padding_idx=0)
+            self.pretrained.weight.requires_grad_(False)
+            size += c.pretrained_dim
+        size += c.encoder_dim
         if c.tag_inputs:
             self.tag_embeddings = nn.ModuleDict({col: nn.Embedding(getattr(c, col), c.tag_dim, padding_idx=0)
                                                  for col in COLUMNS})
@@ -110,6 +124,14 @@ class JointNetwork(nn.Module):
         parts = [self.words(words), chars]
         if self.config.tag_inputs:
             parts += [self.tag_embeddings[col](batch.tags[col]) for col in COLUMNS]
+        if self.config.pretrained:
+            if batch.pretrained is None:
+                raise ValueError("this network reads pretrained word vectors: encode with their vocabulary")
+            parts.append(self.pretrained(batch.pretrained))
+        if self.config.encoder_dim:
+            if batch.encoded is None:
+                raise ValueError("this network reads a pretrained encoder's vectors: encode with the encoder")
+            parts.append(batch.encoded)
         inputs = self.dropout(torch.cat(parts, dim=-1))
         packed = pack_padded_sequence(inputs, batch.lengths, batch_first=True, enforce_sorted=False)
         states, _ = self.encoder(packed)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from parsing.biaffine.batching import IGNORE, encode
+from parsing.biaffine.batching import IGNORE, Contextual, encode
 from parsing.biaffine.network import JointNetwork
 from parsing.biaffine.vocab import Vocabulary
 from parsing.types import Sentence
@@ -63,13 +63,14 @@ def batches(sentences: Sequence[Sentence], size: int,
 
 
 def greedy_las(network: JointNetwork, sentences: Sequence[Sentence], vocabularies: Mapping[str, Vocabulary],
-               size: int = 64) -> float:
-    """LAS (0..1) of the best head and label of each word (no tree constraint) on ``sentences``."""
+               size: int = 64, contextual: Contextual | None = None) -> float:
+    """LAS (0..1) of the best head and label of each word (no tree constraint) on ``sentences``
+    (``contextual``: the encoder whose vectors the network reads, if any)."""
     network.eval()
     right = total = 0
     with torch.inference_mode():
         for group in batches(sentences, size, None):
-            batch = encode(group, vocabularies)
+            batch = encode(group, vocabularies, contextual)
             states, _ = network.encode(batch)
             heads = network.arc_scores(states, batch.lengths).argmax(-1)
             labels = network.label_scores(states, heads).argmax(-1)
@@ -82,14 +83,17 @@ def greedy_las(network: JointNetwork, sentences: Sequence[Sentence], vocabularie
 
 def train_network(network: JointNetwork, train: Sequence[Sentence], dev: Sequence[Sentence],
                   vocabularies: Mapping[str, Vocabulary], settings: TrainSettings,
-                  log: Log | None = None) -> History:
+                  log: Log | None = None, contextual: Contextual | None = None) -> History:
     """Train ``network`` in place; it ends with the weights of its best dev epoch.
 
     The caller seeds torch (``torch.manual_seed``); batch order comes from ``settings.seed``.
+    ``contextual``: the pretrained encoder whose vectors the network reads, if any. Frozen
+    weights (pretrained word vectors) are not optimised.
     """
     say = log or (lambda message: None)
     rng = np.random.default_rng(settings.seed)
-    optimizer = torch.optim.Adam(network.parameters(), lr=settings.learning_rate, betas=(0.9, 0.9))
+    trained = [parameter for parameter in network.parameters() if parameter.requires_grad]
+    optimizer = torch.optim.Adam(trained, lr=settings.learning_rate, betas=(0.9, 0.9))
     history = History()
     best_state = copy.deepcopy(network.state_dict())
     best = -1.0
@@ -100,7 +104,7 @@ def train_network(network: JointNetwork, train: Sequence[Sentence], dev: Sequenc
         out_of_time = False
         for group in batches(train, settings.batch_size, rng):
             optimizer.zero_grad()
-            loss = network.loss(encode(group, vocabularies))
+            loss = network.loss(encode(group, vocabularies, contextual))
             loss.backward()  # type: ignore[no-untyped-call]
             nn_utils_clip(network, settings.clip)
             optimizer.step()
@@ -108,7 +112,7 @@ def train_network(network: JointNetwork, train: Sequence[Sentence], dev: Sequenc
             if time.perf_counter() - started > settings.max_seconds:
                 out_of_time = True
                 break
-        las = greedy_las(network, dev, vocabularies)
+        las = greedy_las(network, dev, vocabularies, contextual=contextual)
         history.dev_las.append(las)
         say(f"epoch {epoch}: loss {total:.1f}, dev LAS (greedy) {100 * las:.2f}, "
             f"{time.perf_counter() - started:.0f}s")

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,8 @@ from parsing.conllu_io import (
 from parsing.ensemble.registry import DEFAULT_METHODS, METHODS, default_method, method_names, method_spec
 from parsing.ensemble.stacking import Stacking
 from parsing.members import member_names
-from parsing.pipeline import ModelBundle, describe_members, load_models, read_manifest, train_models
+from parsing.pipeline import ModelBundle, describe_members, load_models, read_manifest, train_plan
+from parsing.plan import TrainingPlan
 from parsing.types import Parse
 
 
@@ -31,10 +33,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     train.add_argument("--dev", type=Path, help="development CoNLL-U file (picks epochs)")
     train.add_argument("--out", required=True, type=Path, help="model directory to write")
     train.add_argument("--parsers", help="comma-separated member names (default: all)")
-    train.add_argument("--tags", choices=("gold", "predicted"), default="predicted",
+    train.add_argument("--tags", choices=("gold", "predicted"),
                        help="train on gold UPOS or on jackknifed predicted UPOS (default)")
     train.add_argument("--jobs", type=int, default=1, help="members trained in parallel")
-    train.add_argument("--seed", type=int, default=0, help="random seed")
+    train.add_argument("--seed", type=int, help="random seed (default 0)")
     train.add_argument("--ensemble", choices=(*method_names(), "none"),
                        help="combination fitted over the members (default: the measured default for "
                             f"the tags, gold {DEFAULT_METHODS['gold']}, predicted "
@@ -43,6 +45,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                        help="override a member's hyperparameter, e.g. eager.epochs=5, or the ensemble's, "
                             "e.g. ensemble.max_iter=5, or the tagger's with predicted tags, e.g. "
                             "tagger.predict_feats=true (repeatable)")
+    train.add_argument("--plan", type=Path,
+                       help="train what a saved training plan says (JSON of TrainingPlan.to_json, or a model "
+                            "directory's manifest.json, whose 'plan' is read) instead of --parsers, --tags, "
+                            "--seed, --ensemble and --set")
     train.set_defaults(run=run_train)
 
     parse = subparsers.add_parser("parse", help="parse a CoNLL-U file with a trained model")
@@ -66,18 +72,56 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run_train(args: argparse.Namespace) -> int:
     """Train into ``--out``; prints each member's training time."""
-    names = member_names(args.parsers)
+    plan = train_plan_of(args)  # checked before the data is read
     train = load_sentences(args.train)
     dev = load_sentences(args.dev) if args.dev else None
-    overrides = parse_overrides(args.set)
-    method = None if args.ensemble == "none" else args.ensemble or default_method(args.tags)
-    seconds = train_models(train, dev, args.out, names=names, tags=args.tags, jobs=args.jobs,
-                           random_state=args.seed, params=overrides, ensemble=method,
-                           ensemble_params=overrides.pop("ensemble", {}),
-                           progress=_print_progress)
+    seconds = train_plan(plan, train, dev, args.out, progress=_print_progress)
     for name, spent in seconds.items():
         print(f"{name}\t{spent:.1f}s")
     return 0
+
+
+def train_plan_of(args: argparse.Namespace) -> TrainingPlan:
+    """The :class:`~parsing.plan.TrainingPlan` of the ``train`` command's options (``--parsers``,
+    ``--tags``, ``--ensemble``, ``--set``, ``--seed``, ``--jobs``), or of ``--plan`` (with
+    ``--jobs``).
+
+    Raises:
+        ValueError: an unknown member, method or setting, naming it; ``--plan`` with any of the
+            options it replaces, or a file that holds no plan.
+    """
+    if args.plan is not None:
+        given = [flag for flag, value in (("--parsers", args.parsers), ("--tags", args.tags),
+                                          ("--seed", args.seed), ("--ensemble", args.ensemble),
+                                          ("--set", args.set)) if value not in (None, [])]
+        if given:
+            raise ValueError(f"--plan says what to train: leave out {', '.join(given)}")
+        return replace(read_plan(args.plan), jobs=args.jobs)
+    tags = args.tags or "predicted"
+    overrides = parse_overrides(args.set)
+    method = None if args.ensemble == "none" else args.ensemble or default_method(tags)
+    return TrainingPlan.from_options(names=member_names(args.parsers), tags=tags, jobs=args.jobs,
+                                     random_state=args.seed or 0, params=overrides, ensemble=method,
+                                     ensemble_params=overrides.pop("ensemble", {}))
+
+
+def read_plan(path: Path) -> TrainingPlan:
+    """The plan saved in ``path``: a plan's JSON, or a ``manifest.json`` holding one.
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: not JSON, or no plan in it (naming the file).
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path}: not JSON ({error})") from None
+    if isinstance(data, dict) and "members" not in data and isinstance(data.get("plan"), dict):
+        data = data["plan"]  # a model directory's manifest
+    try:
+        return TrainingPlan.from_json(data)
+    except ValueError as error:
+        raise ValueError(f"{path}: {error}") from None
 
 
 def parse_overrides(items: Sequence[str]) -> dict[str, dict[str, Any]]:

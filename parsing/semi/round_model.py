@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from parsing.base import BaseParser
 from parsing.constraints import Constraints
 from parsing.ensemble.base import Ensemble
-from parsing.ensemble.registry import DEFAULT_METHOD, combine, fit_ensemble
+from parsing.ensemble.registry import combine, fit_ensemble
 from parsing.ensemble.reparse import reparse_under_constraints
 from parsing.ensemble.voting import ensemble_vote_weights
 from parsing.members import build_member
+from parsing.plan import TrainingPlan
 from parsing.scorer.metrics import evaluate
 from parsing.types import Parse, Sentence
 
@@ -62,41 +62,47 @@ class RoundModel:
         return [by_name[name] for name in self.names]
 
 
-def train_round(parsers: Sequence[str], human: Sequence[Sentence], dev: Sequence[Sentence],
-                automatic: Mapping[str, Sequence[Sentence]], *, previous: RoundModel | None = None,
-                warm: bool = False, ensemble: str = DEFAULT_METHOD,
-                member_params: Mapping[str, Mapping[str, Any]] | None = None, seed: int = 0) -> RoundModel:
-    """Fit the members on human + automatic trees and the ensemble on human trees only.
+def train_round(plan: TrainingPlan, human: Sequence[Sentence], dev: Sequence[Sentence],
+                automatic: Mapping[str, Sequence[Sentence]], *,
+                previous: RoundModel | None = None) -> RoundModel:
+    """Fit the plan's members on human + automatic trees and its ensemble on human trees only.
 
     Args:
-        parsers: member names.
+        plan: the members, their settings, the ensemble method and its settings, the seed
+            (every member's ``random_state`` unless its settings say otherwise) and ``warm``
+            (:class:`~parsing.plan.TrainingPlan`). The members take the plan's settings as
+            they are, without the tag mode's (the simulation reads the treebank's own tags and
+            a self-tagging member parses from the tags it predicts, as it always has here).
         human: the annotated trees; ``automatic``: extra trees by member name (self-training).
         dev: given to the members to pick their epochs, and to the ensemble.
-        previous: the previous round's model; with ``warm``, a member whose hyperparameters
-            include ``warm_start`` continues from its weights, the others start cold.
-        ensemble: the combination method; member_params: hyperparameters by member name
-            (and ``"ensemble"``); seed: every member's ``random_state``.
+        previous: the previous round's model; with ``plan.warm``, a member whose
+            hyperparameters include ``warm_start`` continues from its weights, the others
+            start cold.
+
+    Raises:
+        ValueError: a plan without an ensemble method.
     """
-    names = list(parsers)
-    params_by_name = member_params or {}
+    if plan.ensemble is None:
+        raise ValueError("a simulated round needs an ensemble method in its plan")
+    names = list(plan.members)
     members: dict[str, BaseParser] = {}
     warmed: list[str] = []
     for name in names:
         parser: BaseParser | None = None
-        if warm and previous is not None:
+        if plan.warm and previous is not None:
             candidate = previous.members[name]
             if "warm_start" in candidate.get_params():
                 candidate.set_params(warm_start=True)
                 parser = candidate
                 warmed.append(name)
         if parser is None:
-            params = {"random_state": seed, **params_by_name.get(name, {})}
+            params = {"random_state": plan.seed, **plan.settings.get(name, {})}
             parser = build_member(name, **params)
         more = automatic.get(name, ())
         parser.fit([*human, *more] if more else list(human), dev)
         members[name] = parser
-    fitted, combined = fit_ensemble(ensemble, members, human, dev, random_state=seed,
-                                    params=params_by_name.get("ensemble"))
+    fitted, combined = fit_ensemble(plan.ensemble, members, human, dev, random_state=plan.seed,
+                                    params=plan.ensemble_settings or None)
     return RoundModel(names, members, fitted, combined, warmed)
 
 

@@ -15,7 +15,7 @@ Agreement and confidence favour short sentences (Li, Zhang & Chen 2014: agreed s
 averaged 18 words), so with ``stratify_by_length`` the selected sentences follow the pool's
 length distribution (quantile bins). At most ``min(max_automatic, max_share * n_human)``
 automatic trees are chosen; human trees are never dropped or replaced: the caller trains
-on human trees *plus* these (:func:`parsing.pipeline.train_models`'s ``extra_train``).
+on human trees *plus* these (:func:`parsing.pipeline.train_plan`'s ``extra_train``).
 
 :class:`SelfTrainingBundle` wraps it all as a meta-estimator: train on the human trees,
 parse the pool, select, retrain.
@@ -37,7 +37,8 @@ from sklearn.base import BaseEstimator
 from parsing.ensemble.base import stack_heads
 from parsing.ensemble.registry import DEFAULT_METHOD
 from parsing.ensemble.voting import ensemble_vote_weights, vote_share
-from parsing.pipeline import load_models, train_models
+from parsing.pipeline import load_models, train_plan
+from parsing.plan import TrainingPlan
 from parsing.types import Parse, Sentence
 
 __all__ = [
@@ -331,7 +332,8 @@ def automatic_trees(
 class SelfTrainingBundle(BaseEstimator):  # type: ignore[misc]
     """Train members and an ensemble, parse a pool, retrain with automatic trees.
 
-    A scikit-learn style meta-estimator around :func:`parsing.pipeline.train_models`.
+    A scikit-learn style meta-estimator around :func:`parsing.pipeline.train_plan` (one
+    :class:`~parsing.plan.TrainingPlan` for both trainings).
 
     Args:
         parsers: member names (default: every member).
@@ -339,7 +341,7 @@ class SelfTrainingBundle(BaseEstimator):  # type: ignore[misc]
             this estimator's ``random_state``).
         ensemble: combination method fitted over the members (labels and vote shares).
         params: member hyperparameters by name (``{"eager": {"epochs": 3}}``).
-        tags: ``"gold"`` or ``"predicted"`` UPOS, as in :func:`~parsing.pipeline.train_models`.
+        tags: ``"gold"`` or ``"predicted"`` UPOS, as in :func:`~parsing.pipeline.train_plan`.
         jobs: members trained and parsed in parallel processes.
         random_state: seed of the members and the ensemble.
 
@@ -381,11 +383,11 @@ class SelfTrainingBundle(BaseEstimator):  # type: ignore[misc]
         config = self.config or SelfTrainingConfig(random_state=self.random_state)
         names = list(self.parsers) if self.parsers else None
         tags = "predicted" if self.tags == "predicted" else "gold"
-        common: dict[str, Any] = {"names": names, "tags": tags, "jobs": self.jobs,
-                                  "random_state": self.random_state, "params": self.params,
-                                  "ensemble": self.ensemble}
+        plan = TrainingPlan.from_options(names=names, tags=tags, jobs=self.jobs,
+                                         random_state=self.random_state, params=self.params,
+                                         ensemble=self.ensemble)
         with tempfile.TemporaryDirectory(prefix="self-training-") as seed_dir:
-            self.seed_seconds_ = train_models(train, dev, seed_dir, **common)
+            self.seed_seconds_ = train_plan(plan, train, dev, seed_dir)
             seed = load_models(seed_dir)
             members, combined = seed.parse_with_ensemble(pool, jobs=self.jobs)
             weights = ensemble_vote_weights(seed.ensemble, seed.ensemble_members, list(seed.parsers))
@@ -395,6 +397,6 @@ class SelfTrainingBundle(BaseEstimator):  # type: ignore[misc]
                                                 len(train), weights=vector)
         automatic = automatic_trees(config.source, pool, by_name, combined, self.automatic_ids_)
         self.n_automatic_ = {name: len(trees) for name, trees in automatic.items()}
-        self.seconds_ = train_models(train, dev, out_dir, extra_train=automatic, **common)
+        self.seconds_ = train_plan(plan, train, dev, out_dir, extra_train=automatic)
         self.model_dir_ = Path(out_dir)
         return self

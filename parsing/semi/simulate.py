@@ -51,6 +51,7 @@ from parsing.charts import line_chart_svg
 from parsing.constraints import Constraints
 from parsing.ensemble.registry import DEFAULT_METHOD, method_spec
 from parsing.members import member_names
+from parsing.plan import TrainingPlan
 from parsing.semi.partial import interactive_partial_trees, partial_tree, refill
 from parsing.semi.round_model import RoundModel, score_round, train_round
 from parsing.semi.selection import STRATEGIES, rank_sentences, select_batch
@@ -160,6 +161,22 @@ class SimulationConfig:
             if getattr(self, name) and self.partial is None:
                 raise ValueError(f"{name} fills the parser arcs of partial trees: give partial too")
         self.self_training_config()  # validates the self-training settings
+        self.plan()  # validates the members' and the ensemble's settings
+
+    def plan(self) -> TrainingPlan:
+        """What every round trains (:class:`~parsing.plan.TrainingPlan`): the members and
+        their settings, the ensemble and its settings (``member_params["ensemble"]``), the
+        seed and warm rounds; the treebank's own (gold) tags.
+
+        Raises:
+            ValueError: a setting a member or the method does not take, naming it.
+        """
+        return TrainingPlan(
+            members=tuple(self.parsers), tags="gold",
+            settings={name: dict(values) for name, values in self.member_params.items()
+                      if name != "ensemble" and values},
+            ensemble=self.ensemble, ensemble_settings=dict(self.member_params.get("ensemble") or {}),
+            seed=self.seed, warm=self.warm)
 
     def self_training_config(self, random_state: int | None = None) -> SelfTrainingConfig:
         """The self-training settings (``source`` "ensemble" when self-training is off)."""
@@ -231,6 +248,7 @@ def run_simulation(
     trees = {i: train[i] for i in annotated}  # what the annotator left: gold, or partial trees
     touched = {i: len(train[i]) for i in annotated}  # human-touched words per annotated sentence
     model: RoundModel | None = None
+    plan = config.plan()
     automatic: dict[str, list[Sentence]] = {}
     rounds: list[dict[str, Any]] = []
     for number in range(config.rounds + 1):
@@ -274,8 +292,7 @@ def run_simulation(
             pool = [i for i in pool if i not in chosen]
         human = [trees[i] for i in annotated]
         started = time.perf_counter()
-        model = train_round(config.parsers, human, dev, automatic, previous=model, warm=config.warm,
-                            ensemble=config.ensemble, member_params=config.member_params, seed=config.seed)
+        model = train_round(plan, human, dev, automatic, previous=model)
         train_s = time.perf_counter() - started
         ensemble_scores, member_scores = score_round(dev, model)
         record: dict[str, Any] = {
