@@ -45,6 +45,7 @@ AUDIT_ACTIONS = (
     "archive", "restore", "delete-document", "delete-treebank",
     "assign", "unassign", "settings", "adjudicate", "backup", "restore-backup",
     "save", "revert", "rule-apply", "rule-revert", "token-edit", "token-undo",
+    "query-save", "query-delete",
 )
 """Every ``audit_events.action``."""
 

@@ -28,6 +28,8 @@ type           fields
                ref of the newest tree it superseded, or null), written (tree refs), undone_by
                (a token_edit ref or null). What an edit replaced is not kept: a restored edit
                still marks the trees it superseded, but cannot be undone
+``query``      the treebank's named search queries (:mod:`app.services.saved_queries`): name,
+               pattern, created_by, created_at
 ``event``      the treebank's audit events: action, user, subject, sentence (ref or null),
                details, created_at
 =============  ================================================================================
@@ -63,6 +65,7 @@ from app.models import (
     User,
 )
 from app.parser_models import ExternalParser, TrainingRound
+from app.search_models import SavedQuery
 from app.services import DbSession, as_utc
 from app.team_models import Assignment, AuditEvent
 
@@ -111,6 +114,8 @@ SPECS: dict[str, Spec] = {
     "parser": Spec(ExternalParser, ("label", "command", "url", "timeout_s", "filename", "sentences"),
                    ("updated_at",), {"user": "user_id"}),
     "token_edit": Spec(TokenEdit, ("operation",), users={"user": "user_id"}),
+    "query": Spec(SavedQuery, ("name", "pattern"), users={"created_by": "created_by_id"},
+                  optional_users=("created_by",)),
     "event": Spec(AuditEvent, ("action", "details"), users={"user": "user_id", "subject": "subject_user_id"},
                   optional_users=("user", "subject")),
 }
@@ -170,6 +175,9 @@ def backup_lines(session: DbSession, treebank: Treebank) -> Iterator[str]:
                                   .order_by(ExternalParser.label)):
         yield _line("parser", parser, names)
     yield from _token_edits(session, list(sentence_ref), sentence_ref, tree_ref, names)
+    for query in session.scalars(select(SavedQuery).where(SavedQuery.treebank_id == treebank.id)
+                                 .order_by(SavedQuery.name)):
+        yield _line("query", query, names)
     for event in session.scalars(select(AuditEvent).where(AuditEvent.treebank_id == treebank.id)
                                  .order_by(AuditEvent.id)):
         yield _line("event", event, names, sentence=sentence_ref.get(event.sentence_id or 0))

@@ -167,6 +167,8 @@ class _Restore:
                 for key in SENTENCE_LISTS})
         for entry in records["parser"]:  # (backups before issue #31 have none)
             self.add("parser", entry, treebank_id=treebank.id)
+        for entry in records["query"]:  # (backups before issue #32's named queries have none)
+            self.add("query", entry, treebank_id=treebank.id)
         for entry in records["event"]:
             self.add("event", entry, treebank_id=treebank.id,
                      sentence_id=self.ref("sentence", entry["sentence"]))
