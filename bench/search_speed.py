@@ -2,6 +2,7 @@
 for a simple pattern).
 
     PYTHONPATH=. .venv/bin/python bench/search_speed.py [--words 100000] [--repeat 3] [--app]
+                                                        [--baseline REV]
 
 Reads the shared UD files (never copied into the repo) until ``--words`` words are loaded, builds
 the corpus once (timed apart: the app keeps no corpus between requests, so both numbers count),
@@ -10,14 +11,20 @@ then times each pattern: the first run (which builds the index entries it needs)
 and times the app's whole search (``app.services.search.search_treebank``: reading the trees of
 a source from the database, then matching), as the search page and ``flask treebank search`` do:
 the first pattern of each source reads the trees, the next ones find them kept
-(``app/services/search_cache.py``).
+(``app/services/search_cache.py``). ``--baseline REV`` also times the matcher of git revision
+``REV`` (``parsing/grew/matcher.py`` as committed there) on the same corpus in the same run,
+runs alternating, and checks both find the same matches: the speed-up as a same-run ratio.
 """
 
 from __future__ import annotations
 
 import argparse
+import subprocess
+import sys
 import time
+import types
 from pathlib import Path
+from typing import Any
 
 from parsing.conllu_io import MISC, read_conllu, to_sentence
 from parsing.grew import Corpus, Graph, Matcher, graph_of
@@ -51,17 +58,30 @@ def main() -> None:
     options.add_argument("--words", type=int, default=100_000)
     options.add_argument("--repeat", type=int, default=3)
     options.add_argument("--app", action="store_true", help="also time the app's search over SQLite")
+    options.add_argument("--baseline", metavar="REV", help="also time the matcher of git revision REV")
     args = options.parse_args()
     start = time.perf_counter()
     corpus = Corpus(load(args.words))
     print(f"loaded {len(corpus)} sentences, {corpus.words} words in {time.perf_counter() - start:.2f} s")
+    old = baseline_matcher(args.baseline) if args.baseline else None
     for name, pattern in PATTERNS.items():
         matcher = Matcher(pattern)
         start = time.perf_counter()
-        count = len(matcher.run(corpus))
+        found = matcher.run(corpus)
         first = time.perf_counter() - start
-        best = min(_timed(matcher, corpus) for _ in range(args.repeat))
-        print(f"{name:24s} {count:7d} matches  first {first:.3f} s  best {best:.3f} s   {pattern}")
+        if old is None:
+            best = min(_timed(matcher, corpus) for _ in range(args.repeat))
+            print(f"{name:24s} {len(found):7d} matches  first {first:.3f} s  best {best:.3f} s   {pattern}")
+            continue
+        before = old(pattern)
+        assert [(m.sentence, m.nodes) for m in before.run(corpus)] == [(m.sentence, m.nodes) for m in found]
+        new_times, old_times = [], []
+        for _ in range(args.repeat):  # alternating, so both see the same machine
+            new_times.append(_timed(matcher, corpus))
+            old_times.append(_timed(before, corpus))
+        best, best_old = min(new_times), min(old_times)
+        print(f"{name:24s} {len(found):7d} matches  best {best:.3f} s  {args.baseline} {best_old:.3f} s  "
+              f"ratio {best_old / best:.2f}x   {pattern}")
     if args.app:
         app_search(args.words)
 
@@ -106,7 +126,18 @@ def app_search(words: int) -> None:
                 print(f"app {source:6s} {name:24s} {found.matches:7d} matches  {took:.3f} s")
 
 
-def _timed(matcher: Matcher, corpus: Corpus) -> float:
+def baseline_matcher(revision: str) -> Any:
+    """The ``Matcher`` class of ``parsing/grew/matcher.py`` at git ``revision`` (run against this
+    checkout's corpus, request and graph modules)."""
+    source = subprocess.run(["git", "show", f"{revision}:parsing/grew/matcher.py"], check=True,
+                            capture_output=True, text=True).stdout
+    module = types.ModuleType("baseline_matcher")
+    sys.modules[module.__name__] = module
+    exec(compile(source, f"{revision}:parsing/grew/matcher.py", "exec"), module.__dict__)  # noqa: S102
+    return module.Matcher
+
+
+def _timed(matcher: Any, corpus: Corpus) -> float:
     start = time.perf_counter()
     matcher.run(corpus)
     return time.perf_counter() - start
