@@ -13,7 +13,8 @@ a source from the database, then matching), as the search page and ``flask treeb
 the first pattern of each source reads the trees, the next ones find them kept
 (``app/services/search_cache.py``). ``--baseline REV`` also times the matcher of git revision
 ``REV`` (``parsing/grew/matcher.py`` as committed there) on the same corpus in the same run,
-runs alternating, and checks both find the same matches: the speed-up as a same-run ratio.
+runs alternating, and checks both find the same matches: the speed-up as a same-run ratio; with
+``--app``, also the app's first search (which reads the trees) against REV's search service.
 """
 
 from __future__ import annotations
@@ -83,16 +84,19 @@ def main() -> None:
         print(f"{name:24s} {len(found):7d} matches  best {best:.3f} s  {args.baseline} {best_old:.3f} s  "
               f"ratio {best_old / best:.2f}x   {pattern}")
     if args.app:
-        app_search(args.words)
+        app_search(args.words, args.baseline)
 
 
-def app_search(words: int) -> None:
+def app_search(words: int, baseline: str | None = None) -> None:
     """Import the files :func:`load` reads (whole files, so a little over ``words``) and time the
-    app's search of the first patterns over ``gold`` and ``latest``."""
+    app's search of the first patterns over ``gold`` and ``latest``; with ``baseline``, the first
+    search of ``gold`` against the search service of that revision, in the same run."""
+    import statistics
     import tempfile
 
     from flask_migrate import upgrade
 
+    import app.services.search as search_module
     from app import create_app
     from app.extensions import db
     from app.models import User
@@ -117,6 +121,7 @@ def app_search(words: int) -> None:
         db.session.commit()
         assert treebank is not None
         print(f"app: {total} words in SQLite")
+        expected = 0
         for source in ("gold", "latest"):
             clear()
             for name in ("one node", "edge", "edge + without"):
@@ -124,17 +129,42 @@ def app_search(words: int) -> None:
                 found = search_treebank(db.session, treebank, PATTERNS[name], source=source)
                 took = time.perf_counter() - start
                 print(f"app {source:6s} {name:24s} {found.matches:7d} matches  {took:.3f} s")
+                expected = found.matches if (source, name) == ("gold", "one node") else expected
+        if baseline is None:
+            return
+        # the first search of a source reads its trees: this search service against REV's
+        # (app/services/search.py as committed there, run on this checkout's other modules),
+        # alternating, 8 runs each (wall and CPU time: the machine is shared), the same matches
+        old = _module_at(baseline, "app/services/search.py", "baseline_search")
+        runs: dict[tuple[str, str], list[float]] = {}
+        for _ in range(8):
+            for name, module in (("this", search_module), (baseline, old)):
+                clear()
+                search_module._pairs.cache_clear()
+                start, cpu = time.perf_counter(), time.process_time()
+                found = module.search_treebank(db.session, treebank, PATTERNS["one node"], source="gold")
+                runs.setdefault((name, "wall"), []).append(time.perf_counter() - start)
+                runs.setdefault((name, "CPU"), []).append(time.process_time() - cpu)
+                assert found.matches == expected
+        for (name, clock), times in runs.items():
+            print(f"app first search, {name:8s} {clock:4s}: best {min(times):.3f} s, "
+                  f"median {statistics.median(times):.3f} s ({' '.join(f'{t:.2f}' for t in times)})")
+
+
+def _module_at(revision: str, path: str, name: str) -> Any:
+    """The module ``path`` as committed at git ``revision`` (its imports: this checkout's)."""
+    source = subprocess.run(["git", "show", f"{revision}:{path}"], check=True, capture_output=True,
+                            text=True).stdout
+    module = types.ModuleType(name)
+    sys.modules[name] = module
+    exec(compile(source, f"{revision}:{path}", "exec"), module.__dict__)  # noqa: S102
+    return module
 
 
 def baseline_matcher(revision: str) -> Any:
     """The ``Matcher`` class of ``parsing/grew/matcher.py`` at git ``revision`` (run against this
     checkout's corpus, request and graph modules)."""
-    source = subprocess.run(["git", "show", f"{revision}:parsing/grew/matcher.py"], check=True,
-                            capture_output=True, text=True).stdout
-    module = types.ModuleType("baseline_matcher")
-    sys.modules[module.__name__] = module
-    exec(compile(source, f"{revision}:parsing/grew/matcher.py", "exec"), module.__dict__)  # noqa: S102
-    return module.Matcher
+    return _module_at(revision, "parsing/grew/matcher.py", "baseline_matcher").Matcher
 
 
 def _timed(matcher: Any, corpus: Corpus) -> float:

@@ -8,7 +8,7 @@ over the words (a ``range`` when nothing narrows them); nodes are then bound one
 joined by an edge to a bound one taking only that one's children (or head), and every clause is
 checked as soon as its nodes are bound. Clauses are compiled to small functions once per request,
 the binding steps once per order of the nodes' pool sizes, and the depth-first search runs in one
-loop (no generator per bound node): 2.0–3.6 times the speed of the first version on the same
+loop (no generator per bound node): 2–4 times the speed of the first version on the same
 matches (``bench/search_speed.py --baseline``, bench/README.md).
 """
 
