@@ -382,3 +382,44 @@ def test_backup_and_restore_keep_token_edits(
         from app.services.token_edits import undoable
 
         assert undoable(db.session, d1) is None  # what it replaced is not in the backup
+
+
+def test_double_annotation_branches_are_carried_and_blind_annotators_refused(
+    app: Flask, password_hash: str
+) -> None:
+    from tests.app.double_helpers import build_double_team
+    from tests.app.team_helpers import client_as
+
+    with app.app_context():
+        team = build_double_team(db.session, password_hash)
+    tb, first = team.team.treebank_id, team.pool[0]
+    owner = client_as(app, team.user("owner"))
+    owner.post(f"/treebanks/{tb}/assignments/settings", data={"annotators_per_sentence": "2"})
+    owner.post(f"/treebanks/{tb}/assignments", data={"annotators": ["annotator", "ann2"], "ids": f"{first}"})
+    trees = {
+        "annotator": ([2, 0, 2], ["nsubj", "root", "obj"]),
+        "ann2": ([2, 0, 1], ["nsubj", "root", "nmod"]),
+    }
+    for who, (heads, labels) in trees.items():
+        saved = client_as(app, team.user(who)).post(
+            f"/api/sentences/{first}/annotations",
+            json={"heads": heads, "deprels": labels, "expected_version": 0},
+        )
+        assert saved.status_code == 201
+    blind = client_as(app, team.user("annotator")).post(
+        f"/api/sentences/{first}/tokens", json={"operation": "split-word", "word": 3, "at": 2}
+    )
+    assert blind.status_code == 403 and "blind" in blind.get_json()["error"]
+    curator = client_as(app, team.user("curator"))
+    done = curator.post(
+        f"/api/sentences/{first}/tokens", json={"operation": "split-word", "word": 3, "at": 2}
+    )
+    assert done.status_code == 201, done.get_json()
+    with app.app_context():
+        newest = check_trees(first)
+        assert newest[("annotation", "annotator")].heads == [2, 0, 2, 3]  # "bi" + "rds" under it
+        assert newest[("annotation", "ann2")].heads == [2, 0, 1, 3]
+        assert ("annotation", "") not in newest  # no adjudicated tree is made up by the edit
+    # the blind annotator's editor loads their carried branch, one word more
+    data = client_as(app, team.user("ann2")).get(f"/api/sentences/{first}").get_json()
+    assert len(data["words"]) == 4 and data["current"]["heads"] == [2, 0, 1, 3] and data["tokens"]["refusal"]
