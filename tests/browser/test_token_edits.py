@@ -1,8 +1,9 @@
 """Token and sentence split and merge in the editor (issue #32), in a real browser: the Tokens menu
 is reached by keyboard (T), splitting a word draws one more word and one more arc (the new word
 hangs from the first part), merging it back draws the original words and arcs, a multiword token
-is made and undone, the sentence is split in two and the second part is its own sentence, and a
-refused edit names what is wrong. Screenshots under test-artifacts/ (token-*.png)."""
+is made and undone, the sentence is split in two (the second part its own sentence), merged again
+and the merge undone, and a refused edit names what is wrong. Screenshots under test-artifacts/
+(token-*.png)."""
 
 from __future__ import annotations
 
@@ -157,8 +158,17 @@ def test_multiword_token_sentence_split_and_refusals(
     page.goto(f"/workspace/sentences/{sentence_id}")
     page.wait_for_selector("#tree svg")
     page.keyboard.press("T")
-    reload_done(page, lambda: page.click("#undo-token-edit"))
+    reload_done(page, lambda: page.click("#merge-sentence"))  # the two parts one sentence again
     forms, arcs = drawn(page)
     assert forms == [r[0] for r in ROWS] and arcs == 6
+    state = editor_state(page)
+    assert state["heads"][3] == 3 and state["deprels"][3] == "parataxis"  # the second part's root
+    assert page.inner_text(".sentence-text") == "We willstop thecat now."
     with live_app.app_context():
         assert db.session.query(Sentence).filter(Sentence.sent_id == "tok-2").count() == 0
+    screenshot(page, "token-sentence-merge")
+    page.keyboard.press("T")
+    reload_done(page, lambda: page.click("#undo-token-edit"))  # undo the merge: the second part is back
+    assert drawn(page) == ([r[0] for r in ROWS][:selected], selected)
+    with live_app.app_context():
+        assert db.session.query(Sentence).filter(Sentence.sent_id == "tok-2").one().n_words == 3
