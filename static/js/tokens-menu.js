@@ -57,13 +57,16 @@ export function bindTokensMenu(editor, menu, info) {
   if (done) { sessionStorage.removeItem("arcvote.tokens"); editor.say(`${done} The trees were carried over as new versions.`, "success"); }
 
   let shown = null;
+  let named = null;
+  /** The summary names the selected word; the rest is drawn only while the menu is open (a key's work stays small). */
   function render() {
     const w = word();
     const form = S.words[w - 1]?.form ?? "";
+    if (named !== `${w} ${form}`) { named = `${w} ${form}`; $("#tokens-word").textContent = named; }
+    if (!menu.open) return;
     const mwt = multiwordOf(w);
     const n = S.words.length;
     const off = Boolean(info.refusal);
-    $("#tokens-word").textContent = `${w} ${form}`;
     if (shown !== w) {  // new selection: sensible defaults
       shown = w;
       $("#split-at").max = String(Math.max(1, form.length - 1));
@@ -91,6 +94,7 @@ export function bindTokensMenu(editor, menu, info) {
     const first = [...menu.querySelectorAll("input, button")].find((node) => !node.disabled);
     (first ?? menu.querySelector("summary")).focus();
   }
+  menu.addEventListener("toggle", () => { if (menu.open) render(); });
   render();
   return { render, open };
 }
