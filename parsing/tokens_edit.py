@@ -347,8 +347,11 @@ def _finish(old_words: Sequence[Row], layout: _Layout, words: WordMap) -> Retoke
 def _carry_deps(old_words: Sequence[Row], new_words: list[Row], words: WordMap) -> None:
     """Renumber the enhanced graph (DEPS) with the word map: edges to words no longer in the
     sentence and edges a merge turned into self-loops are dropped; a word left without any
-    (a new word) gets its basic arc."""
+    (a new word) gets its basic arc, and so does every word the cut left unreachable from ROOT
+    (a relative clause's cycle whose way to the root was in the other part): the basic tree
+    reaches every word, so the enhanced graph stays connected."""
     to_new = words.old_to_new()
+    graph: list[set[tuple[int, str]]] = []
     for number, olds in enumerate(words.sources, start=1):
         edges: set[tuple[int, str]] = set()
         for old in olds:
@@ -366,7 +369,30 @@ def _carry_deps(old_words: Sequence[Row], new_words: list[Row], words: WordMap) 
                 edges.add(basic)
             else:  # only the root hangs from ROOT (a merged sentence's second root no longer does)
                 edges = {edge for edge in edges if edge[0] != 0} or {basic}
+        graph.append(edges)
+    if all(row[HEAD] != "_" for row in new_words):
+        reached = _reachable(graph)
+        for number, row in enumerate(new_words, start=1):
+            if number not in reached:
+                graph[number - 1].add((int(row[HEAD]), row[DEPREL]))
+    for row, edges in zip(new_words, graph, strict=True):
         row[DEPS] = "|".join(f"{head}:{label}" for head, label in sorted(edges)) or "_"
+
+
+def _reachable(graph: Sequence[set[tuple[int, str]]]) -> set[int]:
+    """The words reachable from ROOT along the edges (``graph[w - 1]``: word w's incoming edges)."""
+    below: dict[int, list[int]] = {}
+    for number, edges in enumerate(graph, start=1):
+        for head, _ in edges:
+            below.setdefault(head, []).append(number)
+    reached: set[int] = set()
+    todo = [0]
+    while todo:
+        for child in below.get(todo.pop(), ()):
+            if child not in reached:
+                reached.add(child)
+                todo.append(child)
+    return reached
 
 
 def split_word(rows: Sequence[Sequence[str]], word: int, at: int) -> Retokenized:

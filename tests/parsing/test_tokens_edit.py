@@ -75,11 +75,22 @@ def reads_back(rows: list[list[str]], text: str | None = None) -> ConlluSentence
     (sentence,) = parse_conllu(format_conllu([ConlluSentence(comments, rows)]), single_root=True)
     ids = [row[ID] for row in sentence.words]
     assert ids == [str(i) for i in range(1, len(ids) + 1)]
+    below: dict[int, list[int]] = {}
     for row in rows:
         if row[DEPS] != "_":
             edges = [item.split(":")[0] for item in row[DEPS].split("|")]
             assert all(0 <= int(head) <= len(ids) for head in edges), row
             assert [int(h) for h in edges] == sorted(int(h) for h in edges), row
+            for head in edges:
+                below.setdefault(int(head), []).append(int(row[ID]))
+    if below:  # the enhanced graph reaches every word from ROOT (UD: unconnected-egraph)
+        reached, todo = set(), [0]
+        while todo:
+            for child in below.get(todo.pop(), []):
+                if child not in reached:
+                    reached.add(child)
+                    todo.append(child)
+        assert reached == set(range(1, len(ids) + 1)), sorted(set(range(1, len(ids) + 1)) - reached)
     return sentence
 
 
