@@ -191,8 +191,8 @@ def _direct_counts(path: Path) -> Counter[str]:
             counts["heads with one oblique"] += objs == 1
             counts["no space after"] += "SpaceAfter=No" in w[MISC].split("|")
             counts["any edge, dependent first"] += 0 < head and i < head
-            counts["pronoun subjects of verbs"] += w[UPOS] == "PRON" and w[DEPREL] == "nsubj" and head > 0 and \
-                words[head - 1][UPOS] == "VERB"
+            counts["pronoun subjects of verbs"] += (w[UPOS] == "PRON" and w[DEPREL] == "nsubj" and head > 0
+                                                    and words[head - 1][UPOS] == "VERB")
             counts["adjacent det and noun"] += w[UPOS] == "DET" and i < len(words) and head == i + 1 and \
                 words[i][UPOS] == "NOUN" and w[DEPREL] == "det"
     return counts
