@@ -151,6 +151,7 @@ def register_blueprints(app: Flask) -> None:
         settings,
         stats,
         team,
+        tokens_api,
         treebanks,
         workspace,
         workspace_api,
@@ -168,6 +169,7 @@ def register_blueprints(app: Flask) -> None:
     app.register_blueprint(sentences.bp)
     app.register_blueprint(workspace.bp)
     app.register_blueprint(workspace_api.bp)
+    app.register_blueprint(tokens_api.bp)
     app.register_blueprint(jobs.bp)
     app.register_blueprint(rounds.bp)
     app.register_blueprint(health.bp)

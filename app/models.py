@@ -359,3 +359,45 @@ class SentenceNote(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
 
     user: Mapped[User] = relationship()
+
+
+TOKEN_OPERATIONS = ("split-word", "merge-words", "add-multiword", "remove-multiword", "split-sentence",
+                    "merge-sentence", "undo")
+"""What a :class:`TokenEdit` did (:mod:`app.services.token_edits`)."""
+
+
+class TokenEdit(Base):
+    """One re-tokenization of a sentence (migration 0018, issue #32): a word split or merged, a
+    multiword token added or removed, the sentence split in two or merged with the next one, or
+    the undoing of such an edit (``operation``, :data:`TOKEN_OPERATIONS`; ``params`` its
+    arguments and what it made, e.g. the new sentence's id).
+
+    Tokens are rewritten in place by an edit (they are the sentence's words), so the edit keeps
+    what it replaced in ``before``: the sentence's token lines, comments and review marks, the
+    newest tree of each source, and all of a sentence a merge removed (its tokens, every tree
+    version, its review state and notes); :func:`app.services.token_edits.undo_edit` puts them
+    back. The trees are versions as always: the edit wrote, for every source of the sentence, a
+    new version carried over to the new words (``written``: their ids). Every tree version of
+    the sentence with an id up to ``last_tree_id`` (the newest before the edit) was made for the
+    earlier words: it stays in the history, superseded, and cannot be reverted to.
+    ``undone_by_id``: the edit that undid this one.
+    """
+
+    __tablename__ = "token_edits"
+    __table_args__ = (
+        CheckConstraint("operation IN ('split-word', 'merge-words', 'add-multiword', 'remove-multiword', "
+                        "'split-sentence', 'merge-sentence', 'undo')", name="operation"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    sentence_id: Mapped[int] = mapped_column(ForeignKey("sentences.id", ondelete="CASCADE"), index=True)
+    operation: Mapped[str] = mapped_column(String(24))
+    params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    before: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    written: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    last_tree_id: Mapped[int] = mapped_column(default=0)
+    undone_by_id: Mapped[int | None] = mapped_column(ForeignKey("token_edits.id", ondelete="SET NULL"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+
+    user: Mapped[User] = relationship()

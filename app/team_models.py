@@ -44,7 +44,8 @@ AUDIT_ACTIONS = (
     "role-add", "role-change", "role-remove", "visibility",
     "archive", "restore", "delete-document", "delete-treebank",
     "assign", "unassign", "settings", "adjudicate", "backup", "restore-backup",
-    "save", "revert", "rule-apply", "rule-revert",
+    "save", "revert", "rule-apply", "rule-revert", "token-edit", "token-undo",
+    "query-save", "query-delete",
 )
 """Every ``audit_events.action``."""
 

@@ -23,6 +23,13 @@ type           fields
                sentence refs; ``model_dir`` as it was: model files are not in the backup)
 ``parser``     the treebank's external parsers (uploads and plugins; their trees are ``tree``
                records): label, command, url, timeout_s, filename, sentences, user, updated_at
+``token_edit`` the sentences' token edits (:mod:`app.services.token_edits`): ref, sentence,
+               operation, params (without ids of this instance), user, created_at, last_tree (the
+               ref of the newest tree it superseded, or null), written (tree refs), undone_by
+               (a token_edit ref or null). What an edit replaced is not kept: a restored edit
+               still marks the trees it superseded, but cannot be undone
+``query``      the treebank's named search queries (:mod:`app.services.saved_queries`): name,
+               pattern, created_by, created_at
 ``event``      the treebank's audit events: action, user, subject, sentence (ref or null),
                details, created_at
 =============  ================================================================================
@@ -37,6 +44,7 @@ events themselves). Times are ISO 8601 in UTC. Jobs and model files are not back
 from __future__ import annotations
 
 import json
+from bisect import bisect_right
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -51,11 +59,13 @@ from app.models import (
     SentenceNote,
     SentenceState,
     Token,
+    TokenEdit,
     Treebank,
     TreeVersion,
     User,
 )
 from app.parser_models import ExternalParser, TrainingRound
+from app.search_models import SavedQuery
 from app.services import DbSession, as_utc
 from app.team_models import Assignment, AuditEvent
 
@@ -103,6 +113,9 @@ SPECS: dict[str, Spec] = {
                   ("created_at", "started_at", "finished_at"), {"user": "user_id"}),
     "parser": Spec(ExternalParser, ("label", "command", "url", "timeout_s", "filename", "sentences"),
                    ("updated_at",), {"user": "user_id"}),
+    "token_edit": Spec(TokenEdit, ("operation",), users={"user": "user_id"}),
+    "query": Spec(SavedQuery, ("name", "pattern"), users={"created_by": "created_by_id"},
+                  optional_users=("created_by",)),
     "event": Spec(AuditEvent, ("action", "details"), users={"user": "user_id", "subject": "subject_user_id"},
                   optional_users=("user", "subject")),
 }
@@ -161,9 +174,31 @@ def backup_lines(session: DbSession, treebank: Treebank) -> Iterator[str]:
     for parser in session.scalars(select(ExternalParser).where(ExternalParser.treebank_id == treebank.id)
                                   .order_by(ExternalParser.label)):
         yield _line("parser", parser, names)
+    yield from _token_edits(session, list(sentence_ref), sentence_ref, tree_ref, names)
+    for query in session.scalars(select(SavedQuery).where(SavedQuery.treebank_id == treebank.id)
+                                 .order_by(SavedQuery.name)):
+        yield _line("query", query, names)
     for event in session.scalars(select(AuditEvent).where(AuditEvent.treebank_id == treebank.id)
                                  .order_by(AuditEvent.id)):
         yield _line("event", event, names, sentence=sentence_ref.get(event.sentence_id or 0))
+
+
+LOCAL_PARAMS = ("new_sentence_id", "merged_sentence_id", "edit_id")
+"""Token edit parameters that are ids of this instance (left out of a backup)."""
+
+
+def _token_edits(session: DbSession, ids: list[int], sentence_ref: dict[int, int], tree_ref: dict[int, int],
+                 names: Mapping[int, str]) -> Iterator[str]:
+    edits = list(_of_sentences(session, TokenEdit, ids))
+    edit_ref = {edit.id: ref for ref, edit in enumerate(edits, start=1)}
+    tree_ids = sorted(tree_ref)
+    for edit in edits:
+        older = tree_ids[:bisect_right(tree_ids, edit.last_tree_id)] if edit.last_tree_id else []
+        yield _line("token_edit", edit, names, ref=edit_ref[edit.id], sentence=sentence_ref[edit.sentence_id],
+                    params={k: v for k, v in edit.params.items() if k not in LOCAL_PARAMS},
+                    last_tree=tree_ref[older[-1]] if older else None,
+                    written=[tree_ref[t] for t in edit.written if t in tree_ref],
+                    undone_by=edit_ref.get(edit.undone_by_id or 0))
 
 
 def _of_sentences(session: DbSession, model: Any, ids: list[int]) -> Iterator[Any]:

@@ -13,9 +13,14 @@ from app.parser_models import TrainingRound
 from app.services import DbSession, as_utc
 from app.services.audit import record
 from app.services.token_columns import column_changes, stored_attributes, version_columns
+from app.services.token_edits import edit_dict, edits_of, superseded_up_to
 from app.services.trees import StaleVersionError, add_version
 from app.services.validation import differing_words
 from app.services.workspace import conflict_for, set_branch_status, set_state, tree_dict, word_columns
+
+
+class Superseded(ValueError):
+    """A revert to a tree made for the sentence's earlier words (before a token edit)."""
 
 
 def history(
@@ -40,9 +45,13 @@ def history(
         TrainingRound.treebank_id == sentence.document.treebank_id).order_by(TrainingRound.created_at)))
     previous: dict[str, TreeVersion] = {}
     entries = []
+    superseded = superseded_up_to(session, sentence.id)
+    edited = {tree_id: edit for edit in edits_of(session, sentence.id) for tree_id in edit.written}
     for tree in trees:
         entry = tree_dict(tree) or {}
         entry["author"] = author(tree, rounds)
+        entry["superseded"] = tree.id <= superseded or len(tree.heads) != sentence.n_words
+        entry["token_edit"] = edit_dict(edited[tree.id]) if tree.id in edited else None
         if tree.kind == "annotation":
             before = previous.get(tree.name) or (by_id.get(tree.based_on_id) if tree.based_on_id else None)
             origin = by_id.get(tree.based_on_id) if tree.based_on_id else None
@@ -72,7 +81,7 @@ def author(tree: TreeVersion, rounds: Sequence[Any] = ()) -> str:
 
 
 def _changes(before: TreeVersion | None, after: TreeVersion, forms: dict[int, str]) -> list[dict[str, Any]]:
-    if before is None:
+    if before is None or len(before.heads) != len(after.heads):
         return []
     return [
         {"word": w, "form": forms.get(w, ""), "from": [before.heads[w - 1], before.deprels[w - 1]],
@@ -93,11 +102,15 @@ def revert(
     whose every arc is human (saved as reviewed) makes it reviewed again.
 
     :raise LookupError: no such tree of this sentence. :raise Conflict: as for saving.
+    :raise Superseded: the tree was made for the sentence's words before a token edit.
     """
     target = session.get(TreeVersion, version_id)
     if target is None or target.sentence_id != sentence.id or (
             branch and target.kind == "annotation" and target.name != branch):
         raise LookupError(f"sentence {sentence.id} has no tree version {version_id}")
+    if target.id <= superseded_up_to(session, sentence.id) or len(target.heads) != sentence.n_words:
+        raise Superseded(f"{target.source} v{target.version} was made for the sentence's words before a "
+                         "token edit: undo the token edit (Tokens menu) to go back to them")
     try:
         tree = add_version(session, sentence_id=sentence.id, source="annotation", heads=target.heads,
                            deprels=target.deprels, user=user, expected_version=expected_version,

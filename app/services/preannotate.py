@@ -376,6 +376,8 @@ def parse_batch(
     require_tags(session, sentence_ids, trained.bundle.tags)
     sentences = load_sentences(session, sentence_ids)
     by_name, combined = trained.bundle.parse_with_ensemble(sentences, pool=trained.pool)
+    sentence_ids, sentences, by_name, combined = _still_tokenized(session, sentence_ids, sentences, by_name,
+                                                                  combined)
     combined, ballots = cast_ballots(session, trained.bundle, trained.voters, sentence_ids, sentences,
                                      by_name, combined, trained.weights)
     if trained.stability is not None:
@@ -399,6 +401,22 @@ def parse_batch(
         session.add(state)
     session.flush()
     return len(sentence_ids)
+
+
+def _still_tokenized(
+    session: DbSession, sentence_ids: Sequence[int], sentences: Sequence[ParsingSentence],
+    by_name: Mapping[str, Sequence[Parse]], combined: Sequence[Parse],
+) -> tuple[list[int], list[ParsingSentence], dict[str, list[Parse]], list[Parse]]:
+    """The sentences (and their parses) whose words are still the ones parsed: a sentence split,
+    merged or removed by a token edit (:mod:`app.services.token_edits`) while the members parsed
+    it gets no tree of the old words (the next round parses it again)."""
+    words = {row.id: row.n_words for row in session.execute(
+        select(Sentence.id, Sentence.n_words).where(Sentence.id.in_(list(sentence_ids))))}
+    keep = [i for i, sentence_id in enumerate(sentence_ids)
+            if words.get(sentence_id) == len(sentences[i])]
+    return ([sentence_ids[i] for i in keep], [sentences[i] for i in keep],
+            {name: [parses[i] for i in keep] for name, parses in by_name.items()},
+            [combined[i] for i in keep])
 
 
 def ensemble_confidence(parses: Sequence[Parse], weights: Sequence[float] | np.ndarray, combined: Parse

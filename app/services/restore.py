@@ -151,12 +151,24 @@ class _Restore:
         for record_type in ("state", "note", "assignment"):
             for entry in records[record_type]:
                 self.add(record_type, entry, sentence_id=self.ref("sentence", entry["sentence"]))
+        edits = {}
+        for entry in records["token_edit"]:  # (backups before issue #32's token edits have none)
+            edits[entry["ref"]] = self.add(
+                "token_edit", entry, sentence_id=self.ref("sentence", entry["sentence"]),
+                params=entry["params"], before={}, last_tree_id=self.ref("tree", entry["last_tree"]) or 0,
+                written=[self.ref("tree", ref) for ref in entry["written"]])
+        for entry in records["token_edit"]:
+            if entry["undone_by"] is not None:
+                edits[entry["ref"]].undone_by_id = edits[entry["undone_by"]].id
+        self.session.flush()
         for entry in records["round"]:
             self.add("round", entry, treebank_id=treebank.id, **{
                 key: None if entry[key] is None else [self.ref("sentence", r) for r in entry[key]]
                 for key in SENTENCE_LISTS})
         for entry in records["parser"]:  # (backups before issue #31 have none)
             self.add("parser", entry, treebank_id=treebank.id)
+        for entry in records["query"]:  # (backups before issue #32's named queries have none)
+            self.add("query", entry, treebank_id=treebank.id)
         for entry in records["event"]:
             self.add("event", entry, treebank_id=treebank.id,
                      sentence_id=self.ref("sentence", entry["sentence"]))

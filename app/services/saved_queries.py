@@ -1,5 +1,7 @@
 """Named queries of a treebank: list, save (or replace by name), delete. Saving checks the
-pattern parses; callers check ``curate`` (save, delete) and ``read`` (list, run) first."""
+pattern parses; callers check ``curate`` (save, delete) and ``read`` (list, run) first. Saving and
+deleting are audit events (``query-save``, ``query-delete``, with the name and pattern); the
+queries are part of the treebank's backup (:mod:`app.services.backup`)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from sqlalchemy import delete, select
 from app.models import Treebank, User
 from app.search_models import QUERY_NAME_LENGTH, QUERY_PATTERN_LENGTH, SavedQuery
 from app.services import DbSession
+from app.services.audit import record
 from parsing.grew import parse_request
 
 
@@ -35,18 +38,28 @@ def save_query(session: DbSession, treebank: Treebank, *, name: str, pattern: st
     parse_request(pattern)
     query = session.scalar(select(SavedQuery).where(SavedQuery.treebank_id == treebank.id,
                                                     SavedQuery.name == name))
+    previous = None if query is None else query.pattern
     if query is None:
         query = SavedQuery(treebank_id=treebank.id, name=name, pattern=pattern, created_by_id=user.id)
         session.add(query)
     else:
         query.pattern, query.created_by_id = pattern, user.id
     session.flush()
+    record(session, "query-save", user=user, treebank=treebank, name=name, pattern=pattern,
+           replaced=previous)
     return query
 
 
-def delete_query(session: DbSession, treebank: Treebank, query_id: int) -> bool:
-    """Delete the treebank's query ``query_id``; False when it has no such query."""
-    result = session.execute(delete(SavedQuery).where(SavedQuery.id == query_id,
-                                                      SavedQuery.treebank_id == treebank.id))
+def delete_query(session: DbSession, treebank: Treebank, query_id: int, *, user: User) -> bool:
+    """Delete the treebank's query ``query_id`` (an audit event by ``user``); False when it has
+    no such query."""
+    query = session.scalar(select(SavedQuery).where(SavedQuery.id == query_id,
+                                                    SavedQuery.treebank_id == treebank.id))
+    if query is None:
+        return False
+    name, pattern = query.name, query.pattern
+    session.execute(delete(SavedQuery).where(SavedQuery.id == query.id))
+    session.expunge(query)
     session.flush()
-    return bool(getattr(result, "rowcount", 0))
+    record(session, "query-delete", user=user, treebank=treebank, name=name, pattern=pattern)
+    return True

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import groupby
 from operator import itemgetter
 from typing import TYPE_CHECKING
@@ -34,6 +35,7 @@ from app.services.token_columns import stored_attributes
 from app.services.trees import EXPORT_SOURCES
 from parsing.conllu_io import format_conllu
 from parsing.grew import Corpus, Graph, Matcher, parse_pairs
+from parsing.grew.graphs import paused_gc
 from parsing.types import NO_HEAD
 
 if TYPE_CHECKING:
@@ -110,10 +112,11 @@ def search_treebank(
     split = check_split(split)
 
     def build() -> tuple[list[int], Corpus]:
-        ids = split_sentence_ids(session, treebank, split)
-        trees = load_trees(session, treebank, ids, source).trees
-        graphs = graphs_of(session, [sid for sid in ids if sid in trees], trees)
-        return [sid for sid, _ in graphs], Corpus([graph for _, graph in graphs])
+        with paused_gc():  # ~10^6 small containers: the collector's passes would cost more than the build
+            ids = split_sentence_ids(session, treebank, split)
+            trees = load_trees(session, treebank, ids, source).trees
+            graphs = graphs_of(session, [sid for sid in ids if sid in trees], trees)
+            return [sid for sid, _ in graphs], Corpus([graph for _, graph in graphs])
 
     ids, corpus = cached(session, treebank, source, split, build)
     found = matcher.run(corpus, limit=None if limit is None else limit + 1, seconds=seconds)
@@ -133,6 +136,9 @@ def graphs_of(
             for sid, rows in _word_rows(session, sentence_ids) if len(rows) == len(trees[sid].heads)]
 
 
+_pairs = lru_cache(maxsize=65536)(parse_pairs)
+"""FEATS and MISC strings repeat across a treebank: each is split once (the dict is only read)."""
+
 WordRow = tuple[str, ...]
 """``(form, lemma, upos, xpos, feats, misc)`` of one word as imported."""
 _EDITABLE = (("lemma", "lemmas", 1), ("upos", "upos", 2), ("xpos", "xpos", 3))
@@ -143,16 +149,17 @@ def _graph(rows: list[WordRow], tree: TreeVersion | StoredTree, sent_id: str | N
            misc: bool = True) -> Graph:
     """One sentence's graph: imported columns, overridden by those an annotation stored."""
     edited = stored_attributes(tree)
-    columns = {name: [str(v) for v in values] if (values := edited.get(attribute)) is not None
-               else [str(row[index]) for row in rows]
-               for name, attribute, index in _EDITABLE}
+    lemmas, tags, xtags = ([str(v) for v in values] if (values := edited.get(attribute)) is not None
+                           else [str(row[index]) for row in rows] for _, attribute, index in _EDITABLE)
     feats = edited.get("feats")
     features: list[dict[str, str]] = [{}]
     for i, row in enumerate(rows):
-        node = {"form": row[0], **{name: values[i] for name, values in columns.items()}}
-        if misc:
-            node.update(parse_pairs(str(row[5] or "_")))
-        node.update(parse_pairs(str(feats[i]) if feats is not None else str(row[4] or "_")))
+        node = {"form": row[0], "lemma": lemmas[i], "upos": tags[i], "xpos": xtags[i]}
+        if misc and (pairs := row[5]) and pairs != "_":
+            node.update(_pairs(str(pairs)))
+        pairs = str(feats[i]) if feats is not None else row[4]
+        if pairs and pairs != "_":
+            node.update(_pairs(str(pairs)))
         features.append(node)
     heads = [NO_HEAD, *(NO_HEAD if h is None else int(h) for h in tree.heads)]
     return Graph(features, heads, ["", *(str(d or "_") for d in tree.deprels)], sent_id)

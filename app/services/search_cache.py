@@ -3,10 +3,11 @@ pattern after another, reads a treebank's trees from the database once.
 
 A corpus is keyed by (treebank id and creation time, source, split) and stored with a fingerprint
 of what it was built from: the newest tree version, the number and newest id of the treebank's
-sentences, and its newest audit event. Trees are only ever added (corrections are new versions),
-tokens never change, and imports and deletions are audited (events are never deleted, so their
-ids are never reused, unlike SQLite's row ids after a deletion): any of them changes the
-fingerprint and the corpus is rebuilt. ``reviewed`` (which
+sentences, and its newest audit event (but those of :data:`QUIET_EVENTS`). Trees are only ever
+added (corrections are new versions), tokens change only by token edits (which add trees and
+events), and imports and deletions are audited (events are never deleted, so their ids are never
+reused, unlike SQLite's row ids after a deletion): any of them changes the fingerprint and the
+corpus is rebuilt. ``reviewed`` (which
 depends on review marks) and ``NAME@R`` (on rounds) are not cached. At most :data:`SIZE`
 corpora are kept, least recently used dropped first.
 """
@@ -27,6 +28,9 @@ from parsing.grew import Corpus
 SIZE = 2
 """Corpora kept per process (about 50 MB for 100,000 words each)."""
 
+QUIET_EVENTS = ("query-save", "query-delete")
+"""Events that change no tree, token or sentence (saving a named query must not rebuild the corpus)."""
+
 Key = tuple[int, str, str, str | None]
 Fingerprint = tuple[int, int, int, int]
 Built = tuple[list[int], Corpus]
@@ -43,7 +47,8 @@ def fingerprint(session: DbSession, treebank: Treebank) -> Fingerprint:
                                  .where(TreeVersion.sentence_id.in_(sentences)))
     count, newest = session.execute(select(func.count(Sentence.id), func.max(Sentence.id))
                                     .join(Document).where(Document.treebank_id == treebank.id)).one()
-    event = session.scalar(select(func.max(AuditEvent.id)).where(AuditEvent.treebank_id == treebank.id))
+    event = session.scalar(select(func.max(AuditEvent.id)).where(AuditEvent.treebank_id == treebank.id,
+                                                                 AuditEvent.action.not_in(QUIET_EVENTS)))
     return int(newest_tree or 0), int(count or 0), int(newest or 0), int(event or 0)
 
 

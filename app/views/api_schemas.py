@@ -49,6 +49,18 @@ SAVE: Schema = {"type": "object", "required": ["heads", "deprels"], "properties"
 STATE: Schema = {"type": "object", "properties": {"status": STATUS, "reviewed_words": REVIEWED_WORDS}}
 REVERT: Schema = {"type": "object", "required": ["version_id"],
                   "properties": {"version_id": ID, "expected_version": VERSION}}
+WORD: Schema = {"type": "integer", "minimum": 1, "maximum": MAX_LIST}
+TOKEN_EDIT: Schema = {"type": "object", "required": ["operation"], "properties": {
+    "operation": {"type": "string", "enum": ["split-word", "merge-words", "add-multiword", "remove-multiword",
+                                             "split-sentence", "merge-sentence", "undo"]},
+    "word": {**WORD, "description": "split-word, merge-words (with the next word): the word"},
+    "at": {"type": "integer", "minimum": 1, "maximum": 1000,
+           "description": "split-word: characters of the form that go to the first part"},
+    "first": {**WORD, "description": "add-multiword, remove-multiword: the token's first word"},
+    "last": {**WORD, "description": "add-multiword: its last word"},
+    "form": {"type": "string", "maxLength": 200, "description": "add-multiword: its surface form"},
+    "after": {**WORD, "description": "split-sentence: the last word of the first sentence"},
+    "edit_id": {**ID, "description": "undo: the token edit to undo (the sentence's newest)"}}}
 NOTE: Schema = {"type": "object", "required": ["body"], "properties": {"body": {"type": "string"}}}
 CONSTRAINT: Schema = {"type": "object", "required": ["id", "head"], "properties": {
     "id": {"type": "integer", "description": "the constrained word (1-based)"},

@@ -110,6 +110,13 @@ def document() -> Schema:
             answers={"201": _json({"type": "object", "required": ["tree"],
                                    "properties": {"tree": s.TREE_OUT}}, "the new version"),
                      "409": _json(conflict, "someone saved first")})},
+        "/api/sentences/{sentence_id}/tokens": {"post": _operation(
+            "Split or merge words or sentences, add or remove a multiword token, undo the newest such edit",
+            body=s.TOKEN_EDIT, params=sentence, post=True, answers={
+                "201": _json({"type": "object", "required": ["edit", "sentence_id"]},
+                             "the edit (the sentence's trees were carried over as new versions)"),
+                "409": _json(s.ERROR, "the edit cannot be made now (undo of an edit that is not the newest)"),
+                "422": _json(s.ERROR, "a missing or wrong argument (`field` names it)")})},
         "/api/sentences/{sentence_id}/notes": {"post": _operation(
             "Add a note", body=s.NOTE, params=sentence, post=True,
             answers={"201": _json({"type": "object", "required": ["notes"],

@@ -136,7 +136,7 @@ def delete(treebank_id: int) -> BaseResponse:
     """Delete the treebank's named query ``query_id`` (a form field)."""
     treebank = db.get_or_404(Treebank, treebank_id)
     query_id = request.form.get("query_id", type=int)
-    if query_id is not None and delete_query(db.session, treebank, query_id):
+    if query_id is not None and delete_query(db.session, treebank, query_id, user=current_user):
         db.session.commit()
         flash("Query deleted.", "success")
     else:

@@ -28,6 +28,7 @@ from app.services.raw_text_rounds import pool_size
 from app.services.reparse import treebank_can_reparse
 from app.services.sources import split_sentence_ids
 from app.services.tag_checks import pool_has_untagged
+from app.services.token_edits import tokens_info
 from app.services.workspace import editor_data
 from app.views.access import requires
 from parsing.ensemble.registry import DEFAULT_METHODS, METHODS
@@ -126,7 +127,8 @@ def editor(sentence_id: int) -> str:
     page = queue_page_arg(request.args.get("page"))
     back_args = spec.to_args() | ({"page": str(page)} if page else {})
     line = editing_line(db.session, current_user, sentence)
-    data = editor_data(db.session, sentence, branch=line.branch)
+    data = {**editor_data(db.session, sentence, branch=line.branch),
+            "tokens": tokens_info(db.session, current_user, sentence)}
     return render_template("workspace/editor.html", data=data,
                            sentence=sentence, treebank=treebank, queue_args=spec.to_args(), line=line,
                            back_args=back_args, can_reparse=treebank_can_reparse(db.session, treebank))

@@ -26,6 +26,8 @@ URL                                    Method  What
                                                and the review status changes (status_history)
 /api/sentences/<id>/revert             POST    {version_id, expected_version} → 201 {tree} · 409
 /api/sentences/<id>/notes              POST    {body} → 201 {notes}
+/api/sentences/<id>/tokens             POST    {operation, word?, at?, first?, last?, form?, after?,
+                                               edit_id?} → 201 {edit} (app.views.tokens_api)
 /api/sentences/<id>/reparse            POST    {constraints: [{id, head, deprel}], previous?}
                                                → {ensemble, members, changed} · 422 {error,
                                                field} · 409 {error}: no trained models
@@ -50,7 +52,7 @@ from app.models import Sentence, SentenceState, Treebank
 from app.services.assignments import Line, editing_line
 from app.services.audit import status_history
 from app.services.external_votes import VoterError, check_voters
-from app.services.history import history, revert
+from app.services.history import Superseded, history, revert
 from app.services.model_cache import DEFAULT_SIZE, ModelCache
 from app.services.notes import add_note, notes
 from app.services.permissions import can
@@ -61,6 +63,7 @@ from app.services.reparse import NoModels, ReparseError, read_constraints, read_
 from app.services.self_training import SettingsError, parse_settings
 from app.services.settings import feature_inventory, label_inventory
 from app.services.token_columns import imported_columns, known_values
+from app.services.token_edits import tokens_info
 from app.services.ud_checks import tree_warnings
 from app.services.workspace import (
     Conflict,
@@ -101,7 +104,8 @@ def _line(target: Sentence, *, writing: bool = True) -> Line:
 def sentence(sentence_id: int) -> JsonResponse:
     """Editor data of one sentence (a blind annotator's: their branch)."""
     target = db.get_or_404(Sentence, sentence_id)
-    return jsonify(editor_data(db.session, target, branch=_line(target, writing=False).branch))
+    return jsonify({**editor_data(db.session, target, branch=_line(target, writing=False).branch),
+                    "tokens": tokens_info(db.session, current_user, target)})
 
 
 @bp.post("/sentences/<int:sentence_id>/check")
@@ -211,6 +215,9 @@ def sentence_revert(sentence_id: int) -> JsonResponse:
     except Conflict as conflict:
         db.session.rollback()
         return jsonify(error=str(conflict), theirs=conflict.theirs), 409
+    except Superseded as error:
+        db.session.rollback()
+        return jsonify(error=str(error)), 409
     db.session.commit()
     state_now = branch_state(db.session, target, line.branch) if line.branch else state_dict(
         db.session.get(SentenceState, target.id))

@@ -8,13 +8,30 @@ which sentences carry each value, built the first time a pattern asks for that f
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import gc
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from parsing.types import Sentence
 
 DEPREL = "__deprel__"
 """The index key of the incoming edges' labels."""
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while building many small containers (graphs, an
+    index): its passes over a growing heap cost more than the building itself (issue #32: reading
+    100,000 words of trees for a search took 2.6 s with it, 1.2-1.9 s without). Reference counting
+    still frees everything; the collector is back on afterwards if it was on."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def parse_pairs(text: str) -> dict[str, str]:
@@ -94,11 +111,12 @@ class Corpus:
         label, for :data:`DEPREL`); built on first use."""
         if name not in self._postings:
             table: dict[str, dict[int, list[int]]] = {}
-            for index, graph in enumerate(self.graphs):
-                for word in range(1, len(graph.heads)):
-                    value = graph.deprels[word] if name == DEPREL else graph.features[word].get(name)
-                    if value is not None:
-                        table.setdefault(value, {}).setdefault(index, []).append(word)
+            with paused_gc():
+                for index, graph in enumerate(self.graphs):
+                    for word in range(1, len(graph.heads)):
+                        value = graph.deprels[word] if name == DEPREL else graph.features[word].get(name)
+                        if value is not None:
+                            table.setdefault(value, {}).setdefault(index, []).append(word)
             self._postings[name] = table
         return self._postings[name]
 

@@ -384,7 +384,9 @@ export function renderHistory(list, entries, onRevert) {
       `word ${c.word} ${c.form}: ${c.from[0]} ${c.from[1]} → ${c.to[0]} ${c.to[1]}`)),
     (e.column_changes ?? []).map((c) => h("li", { class: "column-change" },
       `word ${c.word} ${c.form}: ${c.column.toUpperCase()} ${c.from} → ${c.to}`))) : null,
-    h("button", { type: "button", class: "link-button", onclick: () => onRevert(e) }, "Revert to this"))));
+    e.token_edit ? h("span", { class: "meta token-edit" }, ` · token edit: ${e.token_edit.what}`) : null,
+    e.superseded ? h("span", { class: "meta superseded" }, " · for the earlier tokens (undo the token edit to go back)")
+      : h("button", { type: "button", class: "link-button", onclick: () => onRevert(e) }, "Revert to this"))));
 }
 
 export function renderNotes(list, notes) {

@@ -23,6 +23,7 @@ import {
   renderTable, renderTree, renderZoom, updateMembers, updateTable,
 } from "./editor-view.js";
 import { renderPendingBadge, updateWindow } from "./editor-window.js";
+import { bindTokensMenu } from "./tokens-menu.js";
 import { bindWordFields, renderWarnings, renderWordFields } from "./word-fields.js";
 import { nextZoom, storedZoom } from "./zoom.js";
 
@@ -368,6 +369,7 @@ class Editor {
     renderPanel(this.S, this.$("#panel"), { setHead: (w, h) => this.setHead(w, h), submitForm: () => this.submitForm() });
     renderStatus(this.S, this.$("#status"), this.urls.add_label ? (label) => this.addLabel(label) : null);
     this.fieldsFrame ??= requestAnimationFrame(() => this.renderFields());  // once a frame, after the key's work
+    this.tokensMenu?.render();
   }
 
   /** The selected word's column fields, now (the t key needs them before it focuses one). */
@@ -463,6 +465,8 @@ export function startEditor(root, data, urls) {
   warmReparse(urls.reparse);
   bindKeys(editor);
   bindWordFields(editor, editor.$("#word-fields"), urls.values);
+  const menu = editor.$("#tokens-menu");
+  if (menu && data.tokens) editor.tokensMenu = bindTokensMenu(editor, menu, data.tokens);
   renderNotes(editor.$("#notes-list"), data.notes);
   editor.render();
   editor.$("#tree").focus();
