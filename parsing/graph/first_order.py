@@ -115,9 +115,12 @@ class FirstOrderParser(GraphParser):
         self.meta = meta
         self.meta_text = meta_text
 
-    def _decode(self, tokens: IntArray, arcs: IntArray, weights: Weights,
-                constraints: Constraints | None = None) -> tuple[Heads, Scores]:
-        scores = _arc_scores(arcs, weights)
+    def _decode(self, tokens: IntArray, arcs: IntArray | None, weights: Weights,
+                constraints: Constraints | None = None, scores: Scores | None = None) -> tuple[Heads, Scores]:
+        if scores is None:
+            if arcs is None:
+                raise ValueError("_decode needs the arc features or their scores")
+            scores = _arc_scores(arcs, weights)
         if constraints is not None:
             return decode_forced(scores, constraints, projective=self.projective), scores
         return mst(scores, projective=self.projective), scores

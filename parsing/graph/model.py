@@ -27,6 +27,7 @@ Conventions: index 0 is ROOT; ``heads`` has shape ``(n+1,)`` with ``heads[0] == 
 from __future__ import annotations
 
 from abc import abstractmethod
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Self
@@ -93,15 +94,17 @@ class GraphParser(BaseParser):
     meta_text: str | None = None
     meta_table_: MetaTable | None = None
     _training_table_cache: MetaTable | None = None  # a jackknifed table during a training step (not saved)
+    _scores_cache: tuple[Weights, OrderedDict[bytes, Scores]] | None = None  # _kept_scores (not saved)
     encoder_: TokenEncoder
     n_iter_: int
 
     @abstractmethod
-    def _decode(self, tokens: IntArray, arcs: IntArray, weights: Weights,
-                constraints: Constraints | None = None) -> tuple[Heads, Scores]:
+    def _decode(self, tokens: IntArray, arcs: IntArray | None, weights: Weights,
+                constraints: Constraints | None = None, scores: Scores | None = None) -> tuple[Heads, Scores]:
         """Best tree of a sentence and its arc scores (``-inf`` on row 0 and the diagonal);
         with ``constraints`` the best tree containing the forced arcs (the returned scores
-        are the unforced ones)."""
+        are the unforced ones). ``scores``: the arc scores of the arc features ``arcs`` under
+        ``weights`` when the caller has them (not modified; ``arcs`` may then be None)."""
 
     @abstractmethod
     def _tree_features(self, tokens: IntArray, arcs: IntArray, heads: Heads) -> IntArray:
@@ -130,6 +133,7 @@ class GraphParser(BaseParser):
         if dev and any(not s.has_tree for s in dev):
             raise ValueError("every dev sentence needs a gold tree")
         rng = np.random.default_rng(self.random_state)
+        self._scores_cache = None  # new weights: the kept scores are stale
         warm = self.warm_start and hasattr(self, "weights_")
         if warm:
             self.encoder_ = self.encoder_.extended(sentences, min_count=self.min_count)
@@ -187,6 +191,27 @@ class GraphParser(BaseParser):
         if table is not None:
             arcs.append(meta_arc_features(tokens[-META_ROWS:], table, n_bits=self.n_bits))
         return arcs[0] if len(arcs) == 1 else np.concatenate(arcs, axis=-1)
+
+    def _kept_scores(self, tokens: IntArray) -> Scores:
+        """The arc scores ``(n+1, n+1)`` of a token table, kept for the last
+        :data:`SCORED_SENTENCES` tables parsed: the editor re-parses one sentence after each
+        edit, and only the decoding changes with the forced arcs (the features and scores are
+        about half of a 100-word sentence's parse by a graph member). The cache holds the
+        weights it scored with and starts afresh when they are not :attr:`weights_` (a fit, a
+        load). The array is read-only."""
+        cache = self.__dict__.get("_scores_cache")
+        if cache is None or cache[0] is not self.weights_:
+            cache = self._scores_cache = (self.weights_, OrderedDict())
+        kept = cache[1]
+        key = np.asarray(tokens.shape, dtype=np.int64).tobytes() + tokens.tobytes()
+        scores = kept.get(key)
+        if scores is None:
+            scores = kept[key] = _arc_scores(self._arc_features(tokens), self.weights_)
+            scores.setflags(write=False)
+            while len(kept) > SCORED_SENTENCES:
+                kept.popitem(last=False)
+        kept.move_to_end(key)
+        return scores
 
     def _resumed_perceptron(self) -> AveragedPerceptron:
         """The averaged perceptron where the previous fit left it (see the module docstring)."""
@@ -266,8 +291,8 @@ class GraphParser(BaseParser):
         confidences: list[NDArray[np.float64]] = []
         for sentence, forced in zip(sentences, constraints, strict=True):
             tokens = self._tokens(sentence)
-            heads, scores = self._decode(tokens, self._arc_features(tokens), self.weights_,
-                                         forced)
+            kept = self._kept_scores(tokens)
+            heads, scores = self._decode(tokens, None, self.weights_, forced, scores=kept)
             trees.append(heads)
             confidences.append(_chosen_softmax(scores, heads))
         if not sentences:
@@ -364,6 +389,10 @@ def online_update(
     margin = float(difference @ model.weights[features])
     step = min(C, max(0.0, (loss - margin) / norm))
     model.update(features, difference * step)
+
+
+SCORED_SENTENCES = 32
+"""Sentences whose arc scores a fitted graph parser keeps between parses (80 KB at 100 words)."""
 
 
 def _arc_scores(arcs: IntArray, weights: Weights) -> Scores:

@@ -126,13 +126,16 @@ class SecondOrderParser(GraphParser):
         siblings[head, sibling, child] = weights[features].sum(axis=-1, dtype=np.float64)
         return np.where(allowed, scores, -np.inf), siblings
 
-    def _decode(self, tokens: IntArray, arcs: IntArray, weights: Weights,
-                constraints: Constraints | None = None) -> tuple[Heads, Scores]:
+    def _decode(self, tokens: IntArray, arcs: IntArray | None, weights: Weights,
+                constraints: Constraints | None = None, scores: Scores | None = None) -> tuple[Heads, Scores]:
         """Second-order decoding; with ``constraints`` the arc scores are forced first
         (:func:`~parsing.constraints.force_scores`), so pruning keeps each forced arc (the only
         finite one of its row) and every decoder excludes the other heads. When the forced
         arcs admit no projective tree, rearrangement starts from the first-order forced tree."""
-        scores = _arc_scores(arcs, weights)
+        if scores is None:
+            if arcs is None:
+                raise ValueError("_decode needs the arc features or their scores")
+            scores = _arc_scores(arcs, weights)
         forced = scores if constraints is None else force_scores(scores, constraints)
         if len(scores) - 1 > self.max_length:
             if constraints is not None:

@@ -273,3 +273,28 @@ def test_an_edit_sequence_decodes_only_the_members_that_miss_the_new_arc(
             earlier = reused
     assert steps > 30 and with_start < without_start
     assert same / steps >= 0.9, (same, steps)
+
+
+def test_a_graph_member_keeps_its_arc_scores_for_the_next_parse(wolof: Data, tmp_path: Path) -> None:
+    """The editor parses a sentence, then re-parses it after each edit: a graph member scores
+    its arcs once (read-only, not saved) and gives the trees a fresh copy of itself gives."""
+    train, dev = wolof
+    for name in ("graph1", "graph2"):
+        parser = fitted(name, train)
+        fresh = build_member(name, **TINY[name]).fit(train)
+        rng = np.random.default_rng(3)
+        forced = [random_constraints(s, rng, labels=True) for s in dev]
+        free = parser.predict(dev)
+        cache = parser.__dict__["_scores_cache"]
+        assert cache is not None and cache[0] is parser.weights_
+        kept = list(cache[1].values())
+        assert kept and all(not scores.flags.writeable for scores in kept)
+        again = parser.predict_constrained(dev, forced)
+        expected = fresh.predict_constrained(dev, forced)
+        assert [p.heads.tolist() for p in again] == [p.heads.tolist() for p in expected]
+        assert [p.deprels for p in again] == [p.deprels for p in expected]
+        assert [p.heads.tolist() for p in parser.predict(dev)] == [p.heads.tolist() for p in free]
+        parser.save(tmp_path / f"{name}.npz")
+        loaded = type(parser).load(tmp_path / f"{name}.npz")
+        assert loaded.__dict__.get("_scores_cache") is None
+        assert [p.heads.tolist() for p in loaded.predict(dev)] == [p.heads.tolist() for p in free]
