@@ -21,6 +21,10 @@ edits with reuse.
 Measured (``-n 10 --fast``, 2026-11-27, a 2-core machine about 3x slower than the one below and
 shared with two helpers' tests, load average 5–6): later edits 850 and 1,110 ms median with the
 last re-parse against 1,374 and 1,603 ms decoding every member again (0.66x); first edit 2.8–3.5 s.
+Again after the graph members kept their arc scores (load average 3): 431 and 564 ms against 648
+and 690 ms (0.74x); first edit 1.3–1.5 s. Where the later edits go now (``--profile``, which
+slows the runs with reuse, so read only its shares): the transition members' guided greedy
+parses 62%, the neural member's constrained beam 26%, the graph members 10%.
 On the same machine alone an hour earlier, before the reuse, the repeated-constraints "editing"
 request of the older version of this script took 834 ms median (first 1,333 ms), where the
 machine below took 240 ms: the 300 ms goal is not met on this machine.
