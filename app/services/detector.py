@@ -137,7 +137,8 @@ def suspicious_arcs(session: DbSession, treebank: Treebank, *, source: str, spli
             counted_tree = latest.parse(sid)
             if len(counted_tree) == len(sentence) and np.all(counted_tree.heads[1:] >= 0):
                 own = tree_events(sentence, counted_tree.heads, counted_tree.deprels)
-        trees.append(ScoredTree(with_tags(sentence, tags), tree.heads, list(tree.deprels), parses, own))
+        trees.append(ScoredTree(with_tags(sentence, tags), tree.heads, list(tree.deprels), parses, own,
+                                given=source != "ensemble"))
         kept.append(sid)
     rows: list[dict[str, Any]] = []
     for sid, item, p in zip(kept, trees, detector.score(trees), strict=True):

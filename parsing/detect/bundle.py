@@ -115,8 +115,9 @@ def fit_model_detector(model_dir: str | Path, train: Sequence[Sentence], dev: Se
             members on them first); bundle: the loaded model directory, when it is.
 
     Returns:
-        What the manifest records (``"detector"``): words, wrong arcs, the jackknifed AUC and
-        top-30% share on dev.
+        What the manifest records (``"detector"``): dev words and wrong arcs of the ensemble's
+        parses, their jackknifed AUC and top-30% share, and the jackknifed share of the errors
+        planted in copies of the dev trees that the top 5% holds.
 
     Raises:
         ValueError: no ensemble, dev without complete trees, or one class only.
@@ -130,12 +131,17 @@ def fit_model_detector(model_dir: str | Path, train: Sequence[Sentence], dev: Se
     detector = fit_detector(train, ensemble_trees(bundle, dev, member_parses), dev, names, weights,
                             params=params, random_state=random_state)
     detector.save(detector_path(model_dir))
-    record: dict[str, Any] = {"file": DETECTOR_FILE, "dev_words": int(len(detector.training_wrong)),
-                              "dev_wrong": int(detector.training_wrong.sum()),
-                              "train_trees": detector.counts.n_trees}
-    record["jackknifed_auc"] = round(roc_auc(detector.training_scores, detector.training_wrong), 4)
-    record["jackknifed_wrong_in_top30"] = round(
-        share_in_top(detector.training_scores, detector.training_wrong, 0.3), 4)
+    record: dict[str, Any] = {"file": DETECTOR_FILE, "train_trees": detector.counts.n_trees}
+    parsed = ~detector.training_given
+    scores, wrong = detector.training_scores[parsed], detector.training_wrong[parsed]
+    record["dev_words"], record["dev_wrong"] = int(parsed.sum()), int(wrong.sum())
+    record["jackknifed_auc"] = round(roc_auc(scores, wrong), 4)
+    record["jackknifed_wrong_in_top30"] = round(share_in_top(scores, wrong, 0.3), 4)
+    if detector.training_given.any():
+        given = detector.training_given
+        record["planted_errors"] = int(detector.training_wrong[given].sum())
+        record["jackknifed_planted_in_top5"] = round(
+            share_in_top(detector.training_scores[given], detector.training_wrong[given], 0.05), 4)
     manifest = read_manifest(model_dir)
     manifest["detector"] = record
     (Path(model_dir) / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
@@ -175,7 +181,8 @@ def score_corpus(model_dir: str | Path, sentences: Sequence[Sentence]) -> Scored
             own = {name: member_parses[name][k] for name in detector.members}
             sentence = sentences[i]
             trees[i] = ScoredTree(with_tags(sentence, _given_tags(sentence, own[detector.members[0]])),
-                                  np.asarray(sentence.heads, dtype=np.intp), list(sentence.deprels), own)
+                                  np.asarray(sentence.heads, dtype=np.intp), list(sentence.deprels), own,
+                                  given=True)
     if parse:
         trees.update(zip(parse, ensemble_trees(bundle, [sentences[i] for i in parse]), strict=True))
     order = sorted(trees)

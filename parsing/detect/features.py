@@ -65,7 +65,7 @@ def feature_names(members: Sequence[str], upos_tags: Sequence[str], labels: Sequ
         ['upos=NOUN', 'head_upos=ROOT', 'head_upos=NOUN', 'label=nsubj']
     """
     return [*VOTE_FEATURES, *(f"agrees:{m}" for m in members), *(f"agrees_labelled:{m}" for m in members),
-            *SHAPE_FEATURES, *COUNT_FEATURES, *(f"upos={t}" for t in upos_tags),
+            *SHAPE_FEATURES, *COUNT_FEATURES, "given_tree", *(f"upos={t}" for t in upos_tags),
             f"head_upos={ROOT_TAG}", *(f"head_upos={t}" for t in upos_tags), *(f"label={x}" for x in labels)]
 
 
@@ -206,8 +206,8 @@ def count_features(sentence: Sentence, heads: ArrayLike, deprels: Sequence[str],
 
 def word_features(sentence: Sentence, heads: ArrayLike, deprels: Sequence[str], member_heads: ArrayLike,
                   member_labels: Sequence[Sequence[str]], weights: ArrayLike, counts: TreebankCounts,
-                  upos_tags: Sequence[str], labels: Sequence[str], own: Counter[str] | None = None
-                  ) -> FloatArray:
+                  upos_tags: Sequence[str], labels: Sequence[str], own: Counter[str] | None = None,
+                  given: bool = False) -> FloatArray:
     """Every column of :func:`feature_names` for the words of one scored tree, shape ``(n, F)``.
 
     Args:
@@ -217,6 +217,8 @@ def word_features(sentence: Sentence, heads: ArrayLike, deprels: Sequence[str], 
         member_heads, member_labels, weights: the members' parses of the sentence and their
             vote weights, members in the detector's order.
         counts: the training trees' counts; own: see :func:`count_features`.
+        given: the tree is a person's (gold, reviewed, imported), not the ensemble's: the
+            ``given_tree`` column, so one model learns both kinds of error.
         upos_tags, labels: the one-hot vocabularies (unknown values: all zeros).
 
     Raises:
@@ -246,4 +248,4 @@ def word_features(sentence: Sentence, heads: ArrayLike, deprels: Sequence[str], 
             label_hot[d - 1, label_index[universal(deprels[d])]] = 1.0
     return np.hstack([vote_features(member, member_labels, weights, tree, deprels),
                       shape_features(tree, deprels), count_features(sentence, tree, deprels, counts, own),
-                      word_pos, head_pos, label_hot])
+                      np.full((n, 1), 1.0 if given else 0.0), word_pos, head_pos, label_hot])

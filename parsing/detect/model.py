@@ -53,6 +53,7 @@ class ScoredTree:
         member_parses: the members' parses by name (every member of the detector).
         own: the events of this sentence's tree as the counts counted it, when it is one of the
             training trees (:func:`~parsing.detect.counts.tree_events`); ``None`` otherwise.
+        given: a person's tree (gold, reviewed, imported), not the ensemble's parse.
     """
 
     sentence: Sentence
@@ -60,6 +61,7 @@ class ScoredTree:
     deprels: list[str]
     member_parses: Mapping[str, Parse]
     own: Counter[str] | None = None
+    given: bool = False
 
 
 def wrong_arcs(trees: Sequence[ScoredTree], gold: Sequence[Sentence]) -> NDArray[np.bool_]:
@@ -161,6 +163,7 @@ class ArcDetector:
         feature_names: one per column.
         training_scores: jackknifed ``p_wrong`` of its own training words, shape ``(W,)``.
         training_wrong: whether each training word's arc was wrong, shape ``(W,)``.
+        training_given: whether it was a word of a given (corrupted gold) tree, shape ``(W,)``.
         params: the boosting's settings; folds: jackknife folds.
     """
 
@@ -175,6 +178,7 @@ class ArcDetector:
     feature_names: list[str]
     training_scores: FloatArray = field(default_factory=lambda: np.zeros(0))
     training_wrong: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    training_given: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
     params: dict[str, Any] = field(default_factory=dict)
     folds: int = 5
 
@@ -225,7 +229,7 @@ def feature_matrix(trees: Sequence[ScoredTree], members: Sequence[str], weights:
         parses = [tree.member_parses[name] for name in members]
         blocks.append(word_features(tree.sentence, tree.heads, tree.deprels, stack_heads(parses),
                                     [p.deprels for p in parses], np.asarray(weights, dtype=np.float64),
-                                    counts, upos_tags, labels, tree.own))
+                                    counts, upos_tags, labels, tree.own, tree.given))
     return np.vstack(blocks) if blocks else np.zeros((0, len(feature_names(members, upos_tags, labels))))
 
 
@@ -236,17 +240,57 @@ def vocabularies(train: Sequence[Sentence]) -> tuple[list[str], list[str]]:
     return tags, labels
 
 
+def synthetic_given(tuning: Sequence[ScoredTree], gold: Sequence[Sentence], *, copies: int, rate: float,
+                    random_state: int | None = 0) -> tuple[list[ScoredTree], list[Sentence], list[int]]:
+    """Given trees with planted errors to learn from: ``copies`` copies of the gold ``tuning``
+    trees, each with ``rate`` of its arcs changed at random (:func:`~parsing.detect.evaluate.corrupt`,
+    seeds ``1000 + random_state + copy``), beside the members' parses of the same sentences.
+
+    Returns:
+        The trees (``given=True``, the gold tags), their gold trees, and each one's sentence index
+        in ``tuning`` (its jackknife group: a sentence's copies share a fold with its parse).
+    """
+    from parsing.detect.evaluate import corrupt
+
+    trees: list[ScoredTree] = []
+    golds: list[Sentence] = []
+    groups: list[int] = []
+    base = 1000 + (random_state or 0)
+    for copy in range(copies):
+        corrupted, _ = corrupt(gold, rate, seed=base + copy)
+        for i, (tree, sentence) in enumerate(zip(corrupted, gold, strict=True)):
+            trees.append(ScoredTree(sentence, tree.heads, list(tree.deprels), tuning[i].member_parses,
+                                    given=True))
+            golds.append(sentence)
+            groups.append(i)
+    return trees, golds, groups
+
+
+SYNTHETIC_COPIES = 3
+"""Corrupted copies of the tuning trees the detector also learns from (:func:`synthetic_given`)."""
+SYNTHETIC_RATE = 0.05
+"""The share of their arcs changed."""
+
+
 def fit_detector(train: Sequence[Sentence], tuning: Sequence[ScoredTree], gold: Sequence[Sentence],
                  members: Sequence[str], weights: Sequence[float], *, params: Mapping[str, Any] | None = None,
-                 folds: int = 5, random_state: int | None = 0) -> ArcDetector:
+                 folds: int = 5, random_state: int | None = 0, synthetic_copies: int = SYNTHETIC_COPIES,
+                 synthetic_rate: float = SYNTHETIC_RATE) -> ArcDetector:
     """Fit the detector.
+
+    It learns two kinds of error: the ensemble's (``tuning``: its parses of trees the members were
+    not trained on, against ``gold``) and, unless ``synthetic_copies`` is 0, a person's, as random
+    errors planted in copies of the gold tuning trees (:func:`synthetic_given`), so that it also
+    ranks the arcs of given trees (gold, reviewed), where the members' disagreement means less
+    (they are often the ones wrong). The ``given_tree`` feature tells the two apart.
 
     Args:
         train: the trees the members were trained on (counted, never scored).
         tuning: trees the members were NOT trained on, as the ensemble parsed them (with the
             members' parses); gold: their gold trees, in the same order.
         members, weights: the members read and their vote weights (the ensemble's).
-        params: boosting settings over :data:`DEFAULT_PARAMS`; folds: jackknife folds.
+        params: boosting settings over :data:`DEFAULT_PARAMS`; folds: jackknife folds (by sentence).
+        synthetic_copies, synthetic_rate: see :func:`synthetic_given`.
 
     Raises:
         ValueError: no tuning words, one class only, or mismatched trees.
@@ -254,11 +298,16 @@ def fit_detector(train: Sequence[Sentence], tuning: Sequence[ScoredTree], gold: 
     counts = TreebankCounts.build(train)
     tags, labels = vocabularies(train)
     settings = {**DEFAULT_PARAMS, **(params or {})}
-    x = feature_matrix(tuning, members, weights, counts, tags, labels)
-    y = wrong_arcs(tuning, gold)
+    given, given_gold, given_groups = (
+        synthetic_given(tuning, gold, copies=synthetic_copies, rate=synthetic_rate, random_state=random_state)
+        if synthetic_copies else ([], [], []))
+    trees = [*tuning, *given]
+    x = feature_matrix(trees, members, weights, counts, tags, labels)
+    y = wrong_arcs(trees, [*gold, *given_gold])
     if len(y) == 0:
         raise ValueError("the detector needs tuning sentences with words")
-    groups = np.repeat(np.arange(len(tuning)), [len(t.sentence) for t in tuning])
+    sentence_of = [*range(len(tuning)), *given_groups]
+    groups = np.repeat(np.asarray(sentence_of, dtype=np.intp), [len(t.sentence) for t in trees])
     raw = jackknife_rows(x, y, groups, _fit_trees(settings, random_state), folds=folds,
                          random_state=random_state)
     a, b = platt(raw, y)
@@ -267,6 +316,8 @@ def fit_detector(train: Sequence[Sentence], tuning: Sequence[ScoredTree], gold: 
                            feature_names(members, tags, labels), params=settings, folds=folds)
     detector.training_scores = detector.calibrate(raw)
     detector.training_wrong = y
+    sizes = [len(t.sentence) for t in trees]
+    detector.training_given = np.repeat([t.given for t in trees], sizes).astype(bool)
     return detector
 
 

@@ -97,11 +97,14 @@ def test_detect_scores_given_trees_and_finds_planted_errors(model_dir: Path, sli
 def test_the_detector_is_calibrated_and_jackknifed_on_dev(model_dir: Path, slices: dict[str, Path]) -> None:
     detector = load_detector(model_dir)
     dev_words = sum(len(s) for s in load_sentences(slices["dev"]))
-    assert detector.training_scores.shape == (dev_words,) == detector.training_wrong.shape
+    assert detector.training_scores.shape == detector.training_wrong.shape == detector.training_given.shape
+    assert int((~detector.training_given).sum()) == dev_words  # plus corrupted copies of dev (given trees)
+    assert detector.training_given.sum() == 3 * dev_words
     assert np.all((detector.training_scores >= 0) & (detector.training_scores <= 1))
     # Platt's curve is fitted on these very scores: their mean matches the error rate
     assert abs(detector.training_scores.mean() - detector.training_wrong.mean()) < 0.03
-    assert roc_auc(detector.training_scores, detector.training_wrong) > 0.7
+    parsed = ~detector.training_given
+    assert roc_auc(detector.training_scores[parsed], detector.training_wrong[parsed]) > 0.7
     manifest = json.loads((model_dir / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["detector"]["dev_words"] == dev_words
     assert read_header(model_dir / DETECTOR_FILE)["class"] == "ArcDetector"  # arrays + JSON, no pickle
