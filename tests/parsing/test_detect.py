@@ -235,3 +235,19 @@ def test_loaded_detector_scores_like_the_fitted_one(model_dir: Path) -> None:
     again = ArcDetector.load(model_dir / DETECTOR_FILE)
     x = np.random.default_rng(0).normal(size=(50, len(detector.feature_names)))
     np.testing.assert_array_equal(detector.predict_proba(x), again.predict_proba(x))
+
+
+def test_a_given_tree_with_a_head_outside_its_sentence_is_refused(
+        model_dir: Path, slices: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    raws = read_conllu(slices["held"])[:3]
+    broken = to_sentence(raws[1])
+    broken.heads[2] = len(broken) + 5
+    source = tmp_path / "broken.conllu"
+    changed = with_parse(raws[1], Parse(broken.heads, broken.deprels))
+    source.write_text(format_conllu([raws[0], changed, raws[2]]), encoding="utf-8")
+    capsys.readouterr()
+    status = main(["detect", "--model", str(model_dir), "--input", str(source),
+                   "--out", str(tmp_path / "r.json")])
+    message = capsys.readouterr().err  # where and why: the file, its line, the head
+    assert status == 2 and "broken.conllu, line" in message and "HEAD" in message
+    assert not (tmp_path / "r.json").exists()
