@@ -251,3 +251,28 @@ def test_a_given_tree_with_a_head_outside_its_sentence_is_refused(
     message = capsys.readouterr().err  # where and why: the file, its line, the head
     assert status == 2 and "broken.conllu, line" in message and "HEAD" in message
     assert not (tmp_path / "r.json").exists()
+
+
+def test_the_detector_strategy_ranks_by_expected_wrong_arcs() -> None:
+    from parsing.semi.selection import rank_sentences
+
+    sentences = [Sentence.from_words(["a", "b"]), Sentence.from_words(["c"]), Sentence.from_words(["d", "e"])]
+    p_wrong = [np.array([0.1, 0.2]), np.array([0.9]), np.array([0.5, 0.5])]
+    assert rank_sentences("detector", sentences, [], [], p_wrong=p_wrong) == [2, 1, 0]  # sums 1.0, 0.9, 0.3
+    with pytest.raises(ValueError, match="p_wrong"):
+        rank_sentences("detector", sentences, [], [])
+
+
+def test_simulate_selects_by_a_detector_fitted_each_round(ud_root: Path, tmp_path: Path) -> None:
+    source = ud_root / "UD_Telugu-MTG"
+    train, dev = tmp_path / "train.conllu", tmp_path / "dev.conllu"
+    train.write_text(format_conllu(read_conllu(source / "te_mtg-ud-train.conllu")[:40]), "utf-8")
+    dev.write_text(format_conllu(read_conllu(source / "te_mtg-ud-dev.conllu")[:40]), "utf-8")
+    out = tmp_path / "result.json"
+    assert main(["simulate", "--train", str(train), "--dev", str(dev), "--seed-trees", "20",
+                 "--per-round", "5", "--rounds", "1", "--strategy", "detector", "--out", str(out),
+                 "--parsers", "graph1,eager",
+                 "--member-params", "graph1.max_iter=1", "--member-params", "eager.epochs=1"]) == 0
+    rounds = json.loads(out.read_text(encoding="utf-8"))["rounds"]
+    chosen = set(rounds[1]["selected_ids"])
+    assert len(chosen) == 5 and not chosen & set(rounds[0]["selected_ids"])
