@@ -150,6 +150,7 @@ def register_blueprints(app: Flask) -> None:
         sentences,
         settings,
         stats,
+        suspicious,
         team,
         tokens_api,
         treebanks,
@@ -179,6 +180,7 @@ def register_blueprints(app: Flask) -> None:
     app.register_blueprint(rules.bp)
     app.register_blueprint(checks.bp)
     app.register_blueprint(lexicon.bp)
+    app.register_blueprint(suspicious.bp)
     app.register_blueprint(openapi.bp)
     errors.register(app)
     access.register(app)

@@ -341,6 +341,11 @@ class SentenceState(Base):
     disagreement: Mapped[float | None] = mapped_column(index=True)
     entropy: Mapped[float | None]
     """Sum over the words of the entropy (bits) of the members' weighted head votes."""
+    suspicion: Mapped[float | None] = mapped_column(index=True)
+    """The arc error detector's expected number of wrong arcs in the ensemble's tree (the sum of
+    its words' ``p_wrong``), when the round that parsed it has a detector (:mod:`parsing.detect`)."""
+    p_wrong: Mapped[list[Any] | None] = mapped_column(JSON)
+    """The detector's probability that each word's arc in the ensemble's tree is wrong (words 1..n)."""
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
     updated_by_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"))
 

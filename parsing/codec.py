@@ -60,6 +60,9 @@ ALLOWED: dict[str, str] = {
     "RerankedNeuralParser": "parsing.rerank.member",
     "RerankedISBNParser": "parsing.rerank.member",
     "StackedParser": "parsing.ensemble.stacking",
+    "ArcDetector": "parsing.detect.model",
+    "TreebankCounts": "parsing.detect.counts",
+    "BoostedTrees": "parsing.detect.boosting",
     "LinearSVC": "sklearn.svm",
     "SVC": "sklearn.svm",
 }

@@ -32,12 +32,14 @@ from sqlalchemy import func, select
 from app.models import Document, Sentence, SentenceState, Treebank, TreeVersion, User
 from app.parser_models import TrainingRound
 from app.services import DbSession
+from app.services.detector import fit_round_detector, round_detector, score_parsed
 from app.services.external_votes import ExternalVoter, cast_ballots
 from app.services.parsing_adapter import load_sentences, partial_trees, tree_of_parse, with_trees
 from app.services.round_scores import evaluation_scores
 from app.services.stable_trees import Stability, stabilise
 from app.services.tag_checks import require_tags
 from app.services.trees import latest_versions
+from parsing.detect.model import ArcDetector
 from parsing.ensemble.base import member_accuracy, stack_heads
 from parsing.ensemble.confidence import SentenceConfidence, sentence_confidence
 from parsing.ensemble.registry import default_method, method_spec
@@ -100,6 +102,8 @@ class TrainedRound:
     pool: ParserPool | None = None
     stability: Stability | None = field(default_factory=Stability)
     """How a round keeps the previous ensemble trees (:mod:`app.services.stable_trees`); None: off."""
+    detector: ArcDetector | None = None
+    """The round's arc error detector (:mod:`app.services.detector`), when it could fit one."""
 
 
 @dataclass
@@ -338,6 +342,11 @@ def train_round(
     if dev:  # the same parses as the scores: data.evaluation is dev
         round_.dev_uas = [float(a) for a in member_accuracy(dev, [member_parses[name] for name in names])]
     round_.weights = vote_weights(bundle, round_.dev_uas)
+    detector = None
+    if data.evaluation:
+        report(f"fitting the arc error detector on the {data.evaluation_source} parses", 0.6)
+        fitted = fit_round_detector(out, bundle, train, data.evaluation, member_parses)
+        detector = round_detector(out) if "skipped" not in fitted else None
     round_.train_sentences, round_.dev_sentences = len(train), len(dev)
     round_.gold_sentences, round_.corrected_sentences = data.gold, data.corrected
     round_.automatic_sentences = max((len(trees) for trees in (automatic or {}).values()), default=0)
@@ -345,7 +354,7 @@ def train_round(
     round_.annotated_tokens = data.annotated_tokens
     round_.evaluation, round_.held_out_ids = data.evaluation_source, list(data.held_out_ids)
     round_.scores = scores
-    return TrainedRound(bundle, list(round_.weights))
+    return TrainedRound(bundle, list(round_.weights), detector=detector)
 
 
 def vote_weights(bundle: ModelBundle, dev_uas: Sequence[float] | None) -> list[float]:
@@ -383,6 +392,8 @@ def parse_batch(
     if trained.stability is not None:
         weights = dict(zip(trained.bundle.parsers, trained.weights, strict=True))
         combined = stabilise(session, sentence_ids, combined, ballots, weights, trained.stability)
+    suspicion = (score_parsed(trained.detector, sentences, by_name, combined)
+                 if trained.detector is not None else None)
     for i, sentence_id in enumerate(sentence_ids):
         for name, parses in by_name.items():
             heads, deprels, scores = tree_of_parse(parses[i])
@@ -396,6 +407,8 @@ def parse_batch(
         state = session.get(SentenceState, sentence_id) or SentenceState(sentence_id=sentence_id)
         state.disagreement = confidence.disagreement
         state.entropy = float(sum(token.entropy for token in confidence.tokens))
+        state.p_wrong = suspicion[i] if suspicion is not None else None
+        state.suspicion = round(sum(suspicion[i]), 6) if suspicion is not None else None
         if state.status is None:
             state.status = "todo"
         session.add(state)

@@ -34,6 +34,8 @@ ORDER_HELP: dict[str, str] = {
     "expected-errors": "most expected wrong heads first: the sum over the words of 1 − the vote share of "
                        "the ensemble's head (long, doubtful sentences first)",
     "entropy": "most spread votes first: the summed entropy of the members' head votes",
+    "detector": "most expected wrong arcs first by the arc error detector: the sum over the words of its "
+                "probability that the ensemble's arc is wrong (rounds with a detector; others last)",
     "length": "longest first",
     "random": "a fixed random order (the baseline the others are measured against)",
     "position": "document order",
@@ -119,7 +121,7 @@ def build_queue(
     ``assignees`` (user names; for those who manage the team, never for blind annotators)."""
     query = (select(Sentence.id, Sentence.sent_id, Sentence.text, Sentence.n_words, Sentence.position,
                     Document.position, SentenceState.status, SentenceState.disagreement,
-                    SentenceState.entropy)
+                    SentenceState.entropy, SentenceState.suspicion)
              .join(Document).outerjoin(SentenceState)
              .where(Document.treebank_id == treebank.id, Sentence.n_words > 0))
     if spec.split != "all":
@@ -152,7 +154,7 @@ def build_queue(
     who = assignees(session, [row.id for row in rows]) if with_assignees else {}
     items = [{"id": row.id, "sent_id": row.sent_id, "text": row.text or "", "n_words": row.n_words,
               "status": row.status or "todo", "disagreement": row.disagreement,
-              "expected_errors": _expected_errors(row), "entropy": row.entropy,
+              "expected_errors": _expected_errors(row), "entropy": row.entropy, "suspicion": row.suspicion,
               "disputed_words": disputed_counts.get(row.id), "mine": row.id in mine,
               **({"assignees": who.get(row.id, [])} if with_assignees else {})} for row in rows]
     return Queue(items, counts)
@@ -182,6 +184,8 @@ def _expected_errors(row: Any) -> float | None:
 def _order_key(order: str) -> Any:
     if order == "expected-errors":
         return lambda row: (row.disagreement is None, -(_expected_errors(row) or 0.0), row[5], row.position)
+    if order == "detector":
+        return lambda row: (row.suspicion is None, -(row.suspicion or 0.0), row[5], row.position)
     if order == "entropy":
         return lambda row: (row.entropy is None, -(row.entropy or 0.0), row[5], row.position)
     if order == "length":

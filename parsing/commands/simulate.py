@@ -1,7 +1,7 @@
 """``simulate``: annotation rounds with an oracle annotator, scored on dev (issue #11's contract).
 
     python -m parsing simulate --train T.conllu --dev D.conllu --seed-trees N --per-round K \\
-        --rounds R --strategy random|longest|disagreement|expected-errors|entropy \\
+        --rounds R --strategy random|longest|disagreement|expected-errors|entropy|detector \\
         [--self-training none|own|ensemble] [--select random|agreement|confidence] \\
         [--parsers NAMES] [--seed S] [--warm] --out RESULT.json [--plot CURVE.svg]
 
@@ -20,7 +20,7 @@ from parsing.commands.parsers import parse_overrides
 from parsing.conllu_io import load_sentences
 from parsing.ensemble.registry import DEFAULT_METHOD, method_names
 from parsing.members import member_names
-from parsing.semi.selection import STRATEGIES
+from parsing.semi.selection import ALL_STRATEGIES
 from parsing.semi.self_training import SELECTIONS
 from parsing.semi.simulate import (
     DEFAULT_PARSERS,
@@ -64,7 +64,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     sim.add_argument("--seed-trees", required=True, type=_count(1), help="gold trees at round 0")
     sim.add_argument("--per-round", required=True, type=_count(1), help="sentences revealed per round")
     sim.add_argument("--rounds", required=True, type=_count(0), help="rounds after round 0")
-    sim.add_argument("--strategy", required=True, choices=STRATEGIES, help="which sentences to reveal")
+    sim.add_argument("--strategy", required=True, choices=ALL_STRATEGIES, help="which sentences to reveal")
     sim.add_argument("--self-training", choices=SELF_TRAINING, default="none",
                      help="add automatic pool trees labelled by each member (own) or the ensemble")
     sim.add_argument("--select", choices=SELECTIONS, default="confidence",

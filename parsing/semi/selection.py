@@ -11,7 +11,11 @@ its *vote entropy* is the entropy of the members' weighted head distribution
 * ``disagreement``: the mean of ``1 - vote share`` over the words (the app's queue order);
 * ``expected-errors``: the sum of ``1 - vote share``, the expected number of wrong heads when
   vote share estimates correctness (the calibration table says it does);
-* ``entropy``: the sum of the words' vote entropies (bits).
+* ``entropy``: the sum of the words' vote entropies (bits);
+* ``detector``: the sum of the words' ``p_wrong`` by the arc error detector
+  (:mod:`parsing.detect`): its expected number of wrong arcs in the ensemble's tree. The caller
+  scores the trees and passes ``p_wrong`` (one array per sentence); the app's queue order of the
+  same name sorts by the same sum, stored when a round parses.
 
 :func:`rank_sentences` orders the sentences; :func:`select_batch` takes the first ``k``,
 optionally skipping near-duplicates of sentences already in the batch.
@@ -30,17 +34,21 @@ from numpy.typing import ArrayLike, NDArray
 from parsing.ensemble.confidence import corpus_confidence
 from parsing.types import Parse, Sentence
 
-__all__ = ["STRATEGIES", "diverse_batch", "jaccard", "rank_sentences", "select_batch", "sentence_priorities"]
+__all__ = ["ALL_STRATEGIES", "STRATEGIES", "diverse_batch", "jaccard", "rank_sentences", "select_batch",
+           "sentence_priorities"]
 
 STRATEGIES: tuple[str, ...] = ("random", "longest", "disagreement", "expected-errors", "entropy")
-"""The selection strategies by name (the ``--strategy`` choices of ``simulate``)."""
+"""The selection strategies computed from the parses alone, by name."""
+ALL_STRATEGIES: tuple[str, ...] = (*STRATEGIES, "detector")
+"""Every strategy (the ``--strategy`` choices of ``simulate``): ``detector`` also needs the arc
+error detector's scores (``p_wrong``)."""
 
-_NEEDS_PARSES = frozenset({"disagreement", "expected-errors", "entropy"})
+_NEEDS_PARSES = frozenset({"disagreement", "expected-errors", "entropy", "detector"})
 
 
 def _check_strategy(strategy: str) -> None:
-    if strategy not in STRATEGIES:
-        raise ValueError(f"unknown selection strategy {strategy!r}; known: {', '.join(STRATEGIES)}")
+    if strategy not in ALL_STRATEGIES:
+        raise ValueError(f"unknown selection strategy {strategy!r}; known: {', '.join(ALL_STRATEGIES)}")
 
 
 def _scores(
@@ -50,10 +58,17 @@ def _scores(
     ensemble_parses: Sequence[Parse],
     weights: ArrayLike | None,
     random_state: int,
+    p_wrong: Sequence[ArrayLike] | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Each sentence's priority and a secondary key for ties, both shape ``(S,)``."""
     _check_strategy(strategy)
     size = len(sentences)
+    if strategy == "detector":
+        if p_wrong is None or len(p_wrong) != size:
+            raise ValueError("strategy 'detector' needs the detector's p_wrong of every sentence's words "
+                             f"({size} sentences, got {'none' if p_wrong is None else len(p_wrong)})")
+        expected = np.array([float(np.sum(p)) for p in p_wrong])
+        return np.round(expected, 12), np.zeros(size)
     lengths = np.array([len(sentence) for sentence in sentences], dtype=np.float64)
     if strategy == "random":
         return np.random.default_rng(random_state).random(size), np.zeros(size)
@@ -86,6 +101,7 @@ def sentence_priorities(
     *,
     weights: ArrayLike | None = None,
     random_state: int = 0,
+    p_wrong: Sequence[ArrayLike] | None = None,
 ) -> NDArray[np.float64]:
     """Each sentence's priority under ``strategy`` (higher = annotate sooner), shape ``(S,)``.
 
@@ -98,6 +114,7 @@ def sentence_priorities(
         weights: member weights, shape ``(M,)`` (uniform when ``None``); use the voting
             ensemble's own weights so a share is what the ensemble saw.
         random_state: seed of ``random``.
+        p_wrong: ``detector`` only: the detector's ``p_wrong`` of each sentence's words.
 
     Raises:
         ValueError: unknown strategy, or parses that do not match the sentences.
@@ -107,7 +124,7 @@ def sentence_priorities(
         >>> sentence_priorities("longest", s, [], []).tolist()
         [1.0, 3.0]
     """
-    priority, _ = _scores(strategy, sentences, member_parses, ensemble_parses, weights, random_state)
+    priority, _ = _scores(strategy, sentences, member_parses, ensemble_parses, weights, random_state, p_wrong)
     return priority
 
 
@@ -119,6 +136,7 @@ def rank_sentences(
     *,
     weights: ArrayLike | None = None,
     random_state: int = 0,
+    p_wrong: Sequence[ArrayLike] | None = None,
 ) -> list[int]:
     """Indices of ``sentences``, most useful to annotate first (see :func:`sentence_priorities`).
 
@@ -130,7 +148,8 @@ def rank_sentences(
         >>> rank_sentences("longest", s, [], [])
         [0, 2, 1]
     """
-    priority, secondary = _scores(strategy, sentences, member_parses, ensemble_parses, weights, random_state)
+    priority, secondary = _scores(strategy, sentences, member_parses, ensemble_parses, weights, random_state,
+                                  p_wrong)
     return sorted(range(len(sentences)), key=lambda i: (-priority[i], -secondary[i], i))
 
 

@@ -46,6 +46,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from parsing.charts import line_chart_svg
 from parsing.constraints import Constraints
@@ -54,7 +55,7 @@ from parsing.members import member_names
 from parsing.plan import TrainingPlan
 from parsing.semi.partial import interactive_partial_trees, partial_tree, refill
 from parsing.semi.round_model import RoundModel, score_round, train_round
-from parsing.semi.selection import STRATEGIES, rank_sentences, select_batch
+from parsing.semi.selection import ALL_STRATEGIES, rank_sentences, select_batch
 from parsing.semi.self_training import (
     SELECTIONS,
     SelfTrainingConfig,
@@ -87,7 +88,7 @@ class SimulationConfig:
     Attributes:
         seed_trees, per_round, rounds: gold trees at round 0, sentences revealed per round,
             rounds after round 0.
-        strategy: one of :data:`parsing.semi.selection.STRATEGIES`.
+        strategy: one of :data:`parsing.semi.selection.ALL_STRATEGIES`.
         self_training: one of :data:`SELF_TRAINING`.
         select, max_share, max_automatic, min_confidence, agreement_k, stratify_by_length:
             the self-training settings (:class:`~parsing.semi.self_training.SelfTrainingConfig`).
@@ -136,8 +137,8 @@ class SimulationConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
                 raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-        if self.strategy not in STRATEGIES:
-            raise ValueError(f"unknown strategy {self.strategy!r}; known: {', '.join(STRATEGIES)}")
+        if self.strategy not in ALL_STRATEGIES:
+            raise ValueError(f"unknown strategy {self.strategy!r}; known: {', '.join(ALL_STRATEGIES)}")
         if self.self_training not in SELF_TRAINING:
             raise ValueError(f"self_training must be one of {', '.join(SELF_TRAINING)}, "
                              f"got {self.self_training!r}")
@@ -202,6 +203,27 @@ def _hidden(sentence: Sentence) -> Sentence:
     return replace(sentence, heads=np.full(size, NO_HEAD, dtype=np.intp), deprels=["", *["_"] * (size - 1)])
 
 
+def round_detector_scores(model: RoundModel, human: Sequence[Sentence], dev: Sequence[Sentence],
+                          pool: Sequence[Sentence], by_name: Mapping[str, Sequence[Parse]],
+                          trees: Sequence[Parse], *, seed: int = 0) -> list[NDArray[np.float64]]:
+    """The ``detector`` strategy's scores: an arc error detector (:mod:`parsing.detect`) fitted on
+    this round's parses of ``dev`` (which its members never train on), counting the ``human``
+    trees, scores each pool sentence's ensemble tree; ``p_wrong`` per word of each."""
+    from parsing.detect.bundle import with_tags
+    from parsing.detect.model import ScoredTree, fit_detector
+
+    weights = model.weights()
+    dev_parses, dev_trees = model.parse(dev)
+    tuning = [ScoredTree(s, t.heads, list(t.deprels), {n: dev_parses[n][i] for n in model.names})
+              for i, (s, t) in enumerate(zip(dev, dev_trees, strict=True))]
+    detector = fit_detector([h for h in human if h.has_tree], tuning, dev, model.names, weights,
+                            random_state=seed, synthetic_copies=0)
+    scored = [ScoredTree(with_tags(s, t.upos), t.heads, list(t.deprels),
+                         {n: by_name[n][i] for n in model.names})
+              for i, (s, t) in enumerate(zip(pool, trees, strict=True))]
+    return detector.score(scored)
+
+
 def _identifier(sentence: Sentence, index: int) -> str:
     return sentence.sent_id or f"#{index}"
 
@@ -264,14 +286,18 @@ def run_simulation(
             sentences = [hidden[i] for i in pool]
             member_parses: list[list[Parse]] = []
             ensemble_parses: list[Parse] = []
+            by_name: dict[str, list[Parse]] = {}
             if needs_parses:
                 started = time.perf_counter()
                 by_name, ensemble_parses = model.parse(sentences)
                 member_parses = [by_name[name] for name in model.names]
                 parse_s = time.perf_counter() - started
+            p_wrong = (round_detector_scores(model, [trees[i] for i in annotated], dev, sentences, by_name,
+                                             ensemble_parses, seed=config.seed)
+                       if config.strategy == "detector" else None)
             ranked = rank_sentences(config.strategy, sentences, member_parses, ensemble_parses,
                                     weights=model.weights() if member_parses else None,
-                                    random_state=config.seed * 1000 + number)
+                                    random_state=config.seed * 1000 + number, p_wrong=p_wrong)
             batch = select_batch(ranked, sentences, config.per_round, diversity=config.diversity,
                                  max_similarity=config.max_similarity)
             selected = [pool[j] for j in batch]

@@ -37,7 +37,7 @@ class Editor {
       words: data.words, members: data.members, ensemble: data.ensemble, labels: data.labels,
       direction: data.sentence.direction, heads: [...data.current.heads], deprels: [...data.current.deprels],
       basedOn: data.current.id, version: data.version, status: data.state.status,
-      reviewed: new Set(data.state.reviewed_words), selected: 1, pending: null, dirty: false,
+      reviewed: new Set(data.state.reviewed_words), selected: wordFromUrl(data.words.length), pending: null, dirty: false,
       view: localStorage.getItem("arcvote.view") ?? "multiples", overlay: new Set(data.members.map((m) => m.name)),
       errors: [], errorWords: new Set(), message: null, conflict: null, zoom: storedZoom(), scale: 1,
       human: humanWords(data), reparse: null, reparsed: new Set(), reparseOn: Boolean(urls.reparse) && reparseEnabled(),
@@ -456,6 +456,12 @@ class Editor {
       renderZoom(this.S, this.root);
     });
   }
+}
+
+/** The word ``?word=N`` asks to select first (a link from the suspicious-arcs page), else 1. */
+function wordFromUrl(count) {
+  const word = Number(new URLSearchParams(window.location.search).get("word"));
+  return Number.isInteger(word) && word >= 1 && word <= count ? word : 1;
 }
 
 export function startEditor(root, data, urls) {
