@@ -1,8 +1,8 @@
 """The arc error detector's scores of the ensemble's trees (issue #32): ``sentence_states.suspicion``
 and ``sentence_states.p_wrong``.
 
-Revision ID: 0018_detector
-Revises: 0017_queries
+Revision ID: 0020_detector
+Revises: 0019_token_edits
 Create Date: 2026-11-27 13:00:00
 
 """
@@ -11,8 +11,8 @@ import sqlalchemy as sa
 
 
 # revision identifiers, used by Alembic.
-revision = '0018_detector'
-down_revision = '0017_queries'
+revision = '0020_detector'
+down_revision = '0019_token_edits'
 branch_labels = None
 depends_on = None
 
