@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from threadpoolctl import threadpool_limits
 
 from parsing.detect.boosting import BoostedTrees, FloatArray
 from parsing.detect.counts import TreebankCounts, tree_events
@@ -136,8 +137,15 @@ def fit_boosted_trees(x: FloatArray, y: NDArray[np.bool_], params: Mapping[str, 
     if empty.any():  # scikit-learn cannot bin a column without values; no split can use it anyway
         x = x.copy()
         x[:, empty] = 0.0
-    model.fit(x, y.astype(np.int64))
+    with threadpool_limits(limits=1, user_api="openmp"):  # see below
+        model.fit(x, y.astype(np.int64))
     return BoostedTrees.from_sklearn(model)
+
+
+# scikit-learn's boosting spreads each fit over every core with OpenMP, whose threads spin while
+# they wait: on our 2-core machines, beside a web process or another job, six fits of a round's
+# detector took 4.5 s that way against 1.2 s on one thread (and a test round timed out), so a
+# fit keeps to one thread, like the members' BLAS (parsing.cli).
 
 
 def platt(raw: FloatArray, y: NDArray[np.bool_]) -> tuple[float, float]:
