@@ -8,9 +8,10 @@ from flask import Flask
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.extensions import db
 from app.job_models import Job
 from app.jobs import create_job, run_job
-from app.models import Treebank, User
+from app.models import Base, Treebank, User
 from app.parser_models import TrainingRound
 from app.services.demo import demo_file
 from app.services.imports import import_conllu
@@ -58,3 +59,14 @@ def conllu(sentences: int, *, broken_at: int | None = None) -> bytes:
 def broken_line(k: int) -> int:
     """The line of sentence ``k``'s second word in :func:`conllu` (6 lines a sentence)."""
     return 6 * (k - 1) + 4
+
+
+def empty_database(app: Flask) -> None:
+    """Every table emptied, then one admin account: a fresh instance to restore a backup into."""
+    with app.app_context():
+        db.session.remove()
+        with db.engine.begin() as connection:
+            for table in reversed(Base.metadata.sorted_tables):
+                connection.execute(table.delete())
+        db.session.add(User(username="admin", password_hash="x", is_admin=True))
+        db.session.commit()

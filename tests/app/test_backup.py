@@ -12,10 +12,11 @@ from flask.testing import FlaskCliRunner
 from sqlalchemy import func, select
 
 from app.extensions import db
-from app.models import Base, Treebank, TreeVersion, User
+from app.models import Treebank, TreeVersion, User
 from app.parser_models import TrainingRound
 from app.team_models import AuditEvent
 from tests.app.double_helpers import DoubleTeam, build_double_team
+from tests.app.helpers import empty_database
 from tests.app.team_helpers import client_as
 
 A_TREE = {"heads": [2, 0, 2], "deprels": ["nsubj", "root", "obl"]}
@@ -62,16 +63,6 @@ def _without_own_events(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [r for r in records if not (r["type"] == "event" and r["action"] in ("backup", "restore-backup"))]
 
 
-def _empty_database(app: Flask) -> None:
-    with app.app_context():
-        db.session.remove()
-        with db.engine.begin() as connection:
-            for table in reversed(Base.metadata.sorted_tables):
-                connection.execute(table.delete())
-        db.session.add(User(username="admin", password_hash="x", is_admin=True))
-        db.session.commit()
-
-
 def test_backup_restore_round_trip(app: Flask, password_hash: str, runner: FlaskCliRunner,
                                    tmp_path: Path) -> None:
     _busy_treebank(app, password_hash)
@@ -89,7 +80,7 @@ def test_backup_restore_round_trip(app: Flask, password_hash: str, runner: Flask
         assert db.session.scalar(select(func.count()).select_from(TreeVersion)) == sum(
             r["type"] == "tree" for r in records)
 
-    _empty_database(app)
+    empty_database(app)
     restored = runner.invoke(args=["treebank", "restore", str(first)])
     assert restored.exit_code == 0, restored.output
     again = runner.invoke(args=["treebank", "backup", "team tb", "--output", str(second)])

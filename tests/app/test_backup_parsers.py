@@ -13,8 +13,9 @@ from app.extensions import db
 from app.models import Treebank, User
 from app.parser_models import ExternalParser
 from app.services.external import add_parse, set_plugin
+from tests.app.helpers import empty_database
 from tests.app.team_helpers import POOL, build_team
-from tests.app.test_backup import _empty_database, _records, _without_own_events
+from tests.app.test_backup import _records, _without_own_events
 
 PARSE = POOL.replace("\t2\tnsubj\t", "\t2\tobj\t")
 
@@ -47,7 +48,7 @@ def test_external_parsers_and_plugins_survive_backup_and_restore(
     assert [(r["label"], r["url"], r["user"]) for r in parsers] == [
         ("tool", None, "owner"), ("udpipe", None, "owner"), ("web", "https://parser.example/parse", "owner")]
 
-    _empty_database(app)
+    empty_database(app)
     restored = runner.invoke(args=["treebank", "restore", str(first)])
     assert restored.exit_code == 0, restored.output
     assert _parsers(app) == before

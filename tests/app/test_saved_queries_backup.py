@@ -15,12 +15,12 @@ from flask.testing import FlaskCliRunner
 from sqlalchemy import select
 
 from app.extensions import db
-from app.models import Base, Treebank, User
+from app.models import Treebank, User
 from app.search_models import SavedQuery
 from app.services.audit import events
 from app.services.search_cache import fingerprint
 from app.team_models import AuditEvent
-from tests.app.helpers import conllu
+from tests.app.helpers import conllu, empty_database
 from tests.app.test_search_views import sign_in
 
 NOUN_ROOTS = "pattern { * -[root]-> R; R [upos=NOUN] }"
@@ -110,13 +110,7 @@ def test_backup_and_restore_keep_named_queries(
     assert queries == [("copulas", COPULAS, "curator"), ("noun roots", NOUN_ROOTS, "curator")]
     assert sum(r["type"] == "event" and r["action"] == "query-save" for r in records) == 2
 
-    with app.app_context():  # an empty instance with one admin
-        db.session.remove()
-        with db.engine.begin() as connection:
-            for table in reversed(Base.metadata.sorted_tables):
-                connection.execute(table.delete())
-        db.session.add(User(username="admin", password_hash="x", is_admin=True))
-        db.session.commit()
+    empty_database(app)  # an empty instance with one admin
     restored = runner.invoke(args=["treebank", "restore", str(first)])
     assert restored.exit_code == 0, restored.output
     with app.app_context():

@@ -28,6 +28,7 @@ from app.services.validation import validate_tree
 from app.services.workspace import newest_trees
 from parsing.conllu_io import parse_conllu
 from tests.app.conftest import PASSWORD
+from tests.app.helpers import empty_database
 
 GOLD = """# sent_id = d1
 # text = We can't stop thecat now.
@@ -343,7 +344,6 @@ def test_backup_and_restore_keep_token_edits(
 ) -> None:
     import json
 
-    from app.models import Base
 
     client, ids = api
     assert post(client, ids["d1"], operation="split-word", word=5, at=3).status_code == 201
@@ -358,13 +358,7 @@ def test_backup_and_restore_keep_token_edits(
     assert [e["operation"] for e in edits] == ["split-word", "split-sentence"] and all(
         e["written"] for e in edits
     )
-    with app.app_context():
-        db.session.remove()
-        with db.engine.begin() as connection:
-            for table in reversed(Base.metadata.sorted_tables):
-                connection.execute(table.delete())
-        db.session.add(User(username="admin", password_hash="x", is_admin=True))
-        db.session.commit()
+    empty_database(app)  # an empty instance with one admin
     restored = runner.invoke(args=["treebank", "restore", str(first)])
     assert restored.exit_code == 0, restored.output
     assert runner.invoke(args=["treebank", "backup", "tb", "--output", str(second)]).exit_code == 0
