@@ -142,19 +142,51 @@ export function renderMembers(S, container, onToggle) {
   });
 }
 
-/** Draw (or bring up to date) each member's tree in its figure: the words of S.memberVisible, or all. */
-export function drawMembers(S, container) {
+/**
+ * Draw (or bring up to date) each member's tree in its figure: the words of S.memberVisible, or
+ * all. A figure off screen is only marked stale and drawn when it scrolls into view (then
+ * ``onLate(figure)`` runs): with the members below the tree, redrawing nine windows on each key
+ * doubled its cost for trees nobody could see.
+ */
+export function drawMembers(S, container, onLate = () => {}) {
   for (const figure of container.querySelectorAll("figure[data-member]")) {
-    const member = S.members[Number(figure.dataset.member)];
-    drawTree(figure.querySelector(".tree-scroll"), wordsOf(S, member.heads, member.deprels, member.scores), S.direction, {
-      compact: true, visible: S.memberVisible ?? null,
-      arcClass: (w) => (differsFrom(S, member, w.id - 1) ? "differs" : "same"),
-    });
-    if (S.memberVisible) centreOn(figure.querySelector(".tree-scroll"), S.selected, S.memberRoom);
-    const count = differCount(S, member);
-    const caption = figure.querySelector(".differ-count");
-    if (caption.textContent !== count) caption.textContent = count;
+    const draw = () => drawMember(S, figure);
+    watchFigure(figure, () => { draw(); onLate(figure); });
+    if (figure.$offscreen) { figure.$stale = true; continue; }
+    draw();
   }
+}
+
+function drawMember(S, figure) {
+  const member = S.members[Number(figure.dataset.member)];
+  if (!member) return;
+  figure.$stale = false;
+  drawTree(figure.querySelector(".tree-scroll"), wordsOf(S, member.heads, member.deprels, member.scores), S.direction, {
+    compact: true, visible: S.memberVisible ?? null,
+    arcClass: (w) => (differsFrom(S, member, w.id - 1) ? "differs" : "same"),
+  });
+  if (S.memberVisible) centreOn(figure.querySelector(".tree-scroll"), S.selected, S.memberRoom);
+  const count = differCount(S, member);
+  const caption = figure.querySelector(".differ-count");
+  if (caption.textContent !== count) caption.textContent = count;
+}
+
+let figureWatcher = null;
+const MARGIN = "300px 0px";  // figures this close to the viewport count as on screen (drawn before they show)
+
+/** Keep ``figure.$offscreen`` up to date; ``redraw`` runs when a stale figure comes into view. */
+function watchFigure(figure, redraw) {
+  const watched = Boolean(figure.$redraw);
+  figure.$redraw = redraw;
+  if (watched || typeof IntersectionObserver === "undefined") return;
+  figureWatcher ??= new IntersectionObserver((entries) => {
+    for (const entry of entries) {
+      const target = entry.target;
+      target.$offscreen = !entry.isIntersecting;
+      if (entry.isIntersecting && target.$stale) target.$redraw();
+    }
+  }, { rootMargin: MARGIN });
+  figureWatcher.observe(figure);
 }
 
 function differCount(S, member) {

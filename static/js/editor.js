@@ -122,12 +122,22 @@ class Editor {
   }
 
   select(word) {
+    this.moveSelection(word);
+    this.renderSelection();
+    this.revealSelection();
+  }
+
+  /** The selection (and the focused window's anchor) on ``word``, nothing drawn. */
+  moveSelection(word) {
     const S = this.S;
     S.selected = Math.min(Math.max(word, 1), S.words.length);
     S.pending = null;
     S.anchor = followAnchor(S.anchor, S.context, S.selected, S.words.length);
-    this.renderSelection();
-    if (!this.focused()) this.scrollTo(this.S.selected);  // a focused window fits its box
+  }
+
+  /** Scroll the selected word into view: in the whole tree (a focused window fits its box) and the table. */
+  revealSelection() {
+    if (!this.focused()) this.scrollTo(this.S.selected);
     this.$(`#tokens tr[data-word="${this.S.selected}"]`)?.scrollIntoView({ block: "nearest" });
   }
 
@@ -159,9 +169,14 @@ class Editor {
     this.setHead(dep, 0);
   }
 
+  /** Mark ``word`` as checked and move on to the next word: one drawing for both. */
   accept(word) {
-    this.change(() => { this.S.reviewed.add(word); this.S.human.add(word); });
-    this.select(word < this.S.words.length ? word + 1 : word);
+    this.change(() => {
+      this.S.reviewed.add(word);
+      this.S.human.add(word);
+      this.moveSelection(word < this.S.words.length ? word + 1 : word);
+    });
+    this.revealSelection();
     this.reparse();
   }
 
@@ -334,7 +349,7 @@ class Editor {
     updateWindow(S, this.$("#tree"), members.querySelector(".tree-scroll"));
     S.scale = renderTree(S, this.$("#tree"), (word) => this.clickToken(word), () => this.clickToken(0),
       (from, to) => this.pan(Math.round((from + to) / 2)));
-    if (S.memberVisible) drawMembers(S, members);
+    if (S.memberVisible) drawMembers(S, members, () => markSelection(S, this.root));
     markSelection(S, this.root);
   }
 
@@ -414,7 +429,7 @@ class Editor {
     renderTable(S, this.$("#tokens"), (word) => this.select(word));
     this.drawn = this.snapshot();
     this.drawTree();
-    if (!S.memberVisible) drawMembers(S, this.$("#members"));
+    if (!S.memberVisible) drawMembers(S, this.$("#members"), () => markSelection(S, this.root));
     renderZoom(S, this.root);
     this.$("#focus-toggle")?.setAttribute("aria-pressed", String(this.focused()));
     for (const id of ["#pan-left", "#pan-right"]) { const button = this.$(id); if (button) button.hidden = !this.focused(); }

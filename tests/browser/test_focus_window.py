@@ -222,9 +222,16 @@ def test_long_sentence_members_and_overlay_show_the_selected_word(
     word = 11
     select_word(page, word)
     proposed = candidates(word, 150)
+    # the click scrolled the page to the table: the members' figures, off screen, were only
+    # marked stale; each is drawn with the new window when it comes into view
+    stale = page.evaluate("[...document.querySelectorAll('#members figure')].filter((f) => f.$stale).length")
+    assert stale > 0
     for i in range(len(MEMBERS)):
         box = f"#members figure[data-member='{i}'] .tree-scroll"
+        page.locator(box).scroll_into_view_if_needed()
+        page.wait_for_function(f"!document.querySelector(`#members figure[data-member='{i}']`).$stale")
         check_readable(page, box, [word, *proposed], SMALL_PX)
+        assert page.locator(f"{box} .token.selected[data-id='{word}']").count() == 1
     region(page, "#members", screenshot(page, "focus-150-words-multiples"))
     page.keyboard.press("m")
     arcs = page.locator("#tree .arc.extra")
