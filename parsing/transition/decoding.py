@@ -19,7 +19,9 @@ same, bit for bit, as parsing each sentence alone (``_parse``), whatever the bat
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -51,6 +53,28 @@ from parsing.types import Parse, Sentence
 
 BATCH_SIZE = 64
 """Sentences parsed together in lockstep by :meth:`GreedyDecoding.predict`."""
+
+TRACED_SENTENCES = 32
+"""Sentences whose last guided parse a fitted transition parser keeps (:class:`GuidedTrace`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class GuidedTrace:
+    """One guided parse of a sentence: its constraints, the class chosen at each step and the
+    scores it was chosen from (``len(classes)`` arrays of shape ``(n_classes,)``).
+
+    The editor re-parses a sentence after each edit under one more forced arc. Replaying the
+    previous parse, a step whose chosen class is still the best allowed one under the new
+    constraints leads to the same configuration as before, so the next step's scores are the
+    stored ones; from the first step that chooses otherwise, the configurations differ and
+    are scored afresh. Every choice is still made over the new constraints' mask, so the
+    replayed parse is the one parsing afresh gives, bit for bit: only the feature hashing and
+    scoring of the shared prefix are saved.
+    """
+
+    constraints: Constraints
+    classes: list[int]
+    scores: list[NDArray[np.float32]]
 
 
 class GreedyDecoding:
@@ -178,7 +202,8 @@ class GreedyDecoding:
 
     def _parse(self, sentence: Sentence, constraints: Constraints | None = None) -> Parse:
         """One sentence, one state at a time (the reference for :meth:`_parse_batch`); with
-        ``constraints``, only moves that keep the forced arcs buildable (as far as possible)."""
+        ``constraints``, only moves that keep the forced arcs buildable (as far as possible),
+        replaying the sentence's last guided parse where it still holds (:class:`GuidedTrace`)."""
         system = self._system()
         n = len(sentence)
         atoms = self._encode(sentence, gold=False).atoms
@@ -186,17 +211,52 @@ class GreedyDecoding:
         confidence = np.full(n + 1, np.nan)
         weights, rows_of, n_bits, templates = self.weights_, self.rows_, self.n_bits, self.templates()
         guide = self._guide(constraints, n) if constraints is not None else None
+        key = atoms.tobytes() + np.asarray(atoms.shape, dtype=np.int64).tobytes()
+        replay = self._traced(key, constraints) if constraints is not None else None
+        classes: list[int] = []
+        scored: list[NDArray[np.float32]] = []
         while not system.is_terminal(state):
-            scores = sum_rows(weights, rows_of[features(state, atoms, n_bits, templates)][None])[0]
+            step = len(classes)
+            if replay is not None and step < len(replay.classes):
+                scores = replay.scores[step]
+            else:
+                scores = sum_rows(weights, rows_of[features(state, atoms, n_bits, templates)][None])[0]
             valid = self.valid_classes(system, state)
             if guide is not None:
                 valid = guide.allowed(system, state, valid)
             cls = int(np.argmax(np.where(valid, scores, -np.inf)))
+            if replay is not None and (step >= len(replay.classes) or cls != replay.classes[step]):
+                replay = None  # another configuration from here on: scored afresh
+            classes.append(cls)
+            scored.append(scores)
             if cls >= 3:
                 dependent = system.dependent(state, Action(int(self.class_actions_[cls])))
                 confidence[dependent] = action_probability(scores, valid, cls)
             self.apply_class(system, state, cls)
+        if constraints is not None:
+            self._trace(key, GuidedTrace(constraints, classes, scored))
         return self._finish(state, confidence)
+
+    def _traces(self) -> OrderedDict[bytes, GuidedTrace]:
+        """The kept guided parses by sentence (its encoded atoms), for :attr:`weights_` only: a
+        fit or a load starts afresh (never saved; at most :data:`TRACED_SENTENCES`)."""
+        cache = self.__dict__.get("_trace_cache")
+        if cache is None or cache[0] is not self.weights_:
+            cache = self.__dict__["_trace_cache"] = (self.weights_, OrderedDict())
+        traces: OrderedDict[bytes, GuidedTrace] = cache[1]
+        return traces
+
+    def _traced(self, key: bytes, constraints: Constraints) -> GuidedTrace | None:
+        """The kept guided parse of sentence ``key`` when its constraints are among ``constraints``."""
+        trace = self._traces().get(key)
+        return trace if trace is not None and trace.constraints.within(constraints) else None
+
+    def _trace(self, key: bytes, trace: GuidedTrace) -> None:
+        traces = self._traces()
+        traces[key] = trace
+        traces.move_to_end(key)
+        while len(traces) > TRACED_SENTENCES:
+            traces.popitem(last=False)
 
     def _parse_batch(self, sentences: Sequence[Sentence]) -> list[Parse]:
         """Parse ``sentences`` in lockstep: one scoring call per step for all unfinished states.

@@ -298,3 +298,47 @@ def test_a_graph_member_keeps_its_arc_scores_for_the_next_parse(wolof: Data, tmp
         loaded = type(parser).load(tmp_path / f"{name}.npz")
         assert loaded.__dict__.get("_scores_cache") is None
         assert [p.heads.tolist() for p in loaded.predict(dev)] == [p.heads.tolist() for p in free]
+
+
+@pytest.mark.parametrize("name", ["eager", "hybrid-rtl", "swap"])
+def test_a_transition_member_replays_its_last_guided_parse(
+    name: str, wolof: Data, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The editor's next edit adds an arc: a transition member replays its last guided parse of
+    the sentence up to the first move the new arc changes (scoring only the rest) and gives, bit
+    for bit, the parse of a copy of itself that keeps no trace."""
+    from parsing.transition import decoding
+
+    train, dev = wolof
+    parser = fitted(name, train)
+    reference = build_member(name, **TINY[name]).fit(train)
+    scored = {"calls": 0}
+    real_features = decoding.features
+
+    def counting(*args: object) -> object:
+        scored["calls"] += 1
+        return real_features(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(decoding, "features", counting)
+    replayed = fresh = 0
+    for sentence in dev:
+        free = parser.predict([sentence])[0]
+        wrong = [w for w in range(1, len(sentence) + 1) if free.heads[w] != sentence.heads[w]][:4]
+        for step in range(1, len(wrong) + 1):
+            forced = Constraints.from_tree(sentence.heads, sentence.deprels, wrong[:step])
+            reference.__dict__.pop("_trace_cache", None)
+            before = scored["calls"]
+            expected = reference._parse(sentence, forced)  # type: ignore[attr-defined]
+            fresh += scored["calls"] - before
+            before = scored["calls"]
+            got = parser._parse(sentence, forced)  # type: ignore[attr-defined]
+            replayed += scored["calls"] - before
+            assert got.heads.tolist() == expected.heads.tolist()
+            assert got.deprels == expected.deprels
+            np.testing.assert_array_equal(got.arc_scores, expected.arc_scores)
+    print(f"{name}: {replayed} of {fresh} configurations scored")
+    assert fresh > 0 and replayed < 0.9 * fresh, (replayed, fresh)
+    reference._parse(dev[0], Constraints.from_tree(dev[0].heads, None, [1]))  # type: ignore[attr-defined]
+    assert len(reference._traces()) >= 1  # type: ignore[attr-defined]
+    reference.fit(train[:20])  # new weights: the traces of the old ones are not replayed
+    assert len(reference._traces()) == 0  # type: ignore[attr-defined]
