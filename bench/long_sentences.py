@@ -30,12 +30,14 @@ request of the older version of this script took 834 ms median (first 1,333 ms),
 machine below took 240 ms: the 300 ms goal is not met on this machine.
 
 On 2026-11-27 (evening) on a faster 2-core machine (the editor's key benchmark: j 7 ms where
-the slow one took 23 ms), with two other jobs running (load average 2-3), the editing requests as
-the app runs them (the editor's warm-up parses the sentence before the first edit, later edits
-reuse the last re-parse): first edit 344 ms median when cold, later edits **127 and 131 ms** (p95
-203-206) against 164 and 166 ms decoding every member again (0.78x). In the browser, per edit
-(key, re-parse and redraw) at 93 words: **249-269 ms** with the focused window, 232-288 ms
-without; at 301 words 726-781 ms (``bench/results/long_sentences.txt``).
+the slow one took 23 ms), with two other jobs running (load average 2-3): later edits 127 and
+131 ms median with the last re-parse against 164 and 166 ms decoding every member again (0.78x),
+first edit 344 ms cold. Then, with the transition members replaying their last guided parse
+(``GuidedTrace``) and the app's passes sending the editor's warm-up first, load average 3.5:
+later edits **139 and 154 ms** (p95 248) against 232 and 255 ms reusing nothing (0.60x); the
+first edit after the warm-up 219 and 235 ms, cold 482 and 497 ms. In the browser, per edit (key,
+re-parse and redraw) at 93 words: **249-269 ms** with the focused window, 232-288 ms without; at
+301 words 726-781 ms (``bench/results/long_sentences.txt``).
 
 Browser (``--browser``, needs Chromium and Playwright as tests/browser): the app on a live
 server, the editor of a ~100- and a ~300-word sentence, ``--edits`` edits each (select a word
