@@ -172,8 +172,11 @@ class BeamDecoding:
 
         def restrict(rows: Configurations, owner: IntArray, valid: NDArray[np.bool_]) -> NDArray[np.bool_]:
             allowed = valid.copy()
-            for row, sentence in enumerate(owner.tolist()):
-                allowed[row] = guides[sentence].allowed(hybrid, rows.state(row), valid[row])
+            ends = np.stack([rows.stack_top()[:, 0], rows.buffer_front()[:, 0]], axis=1)  # (H, 2): s0, b0
+            for row, (sentence, top, front) in enumerate(zip(owner.tolist(), *ends.T.tolist(), strict=True)):
+                guide = guides[sentence]
+                if (top >= 0 and guide.involved[top]) or (front >= 0 and guide.involved[front]):
+                    allowed[row] = guide.allowed(hybrid, rows.state(row), valid[row])  # else quiet: all valid
             return allowed
 
         return restrict

@@ -50,6 +50,7 @@ class ConstraintGuide:
         class_actions: the action of every labelled class, shape ``(n_classes,)``.
         class_labels: the label id of every labelled class (``-1`` for SHIFT/REDUCE/SWAP).
         dynamic: the system has an arc-decomposable cost (arc-eager, arc-hybrid).
+        involved: shape ``(n+1,)``, the words of a forced arc (its dependent or its head).
     """
 
     forced_heads: NDArray[np.intp]
@@ -57,6 +58,7 @@ class ConstraintGuide:
     class_actions: NDArray[np.intp]
     class_labels: NDArray[np.intp]
     dynamic: bool
+    involved: NDArray[np.bool_]
 
     @classmethod
     def build(cls, constraints: Constraints, n: int, label_index: dict[str, int],
@@ -67,11 +69,29 @@ class ConstraintGuide:
         label_ids = np.full(n + 1, -1, dtype=np.intp)
         for dep, label in constraints.labels.items():
             label_ids[dep] = label_index.get(label, 0) - 1
-        return cls(constraints.as_array(n), label_ids, class_actions, class_labels, dynamic)
+        heads = constraints.as_array(n)
+        involved = (heads >= 0) | (label_ids >= 0)
+        involved[heads[heads >= 0]] = True
+        return cls(heads, label_ids, class_actions, class_labels, dynamic, involved)
+
+    def quiet(self, state: State) -> bool:
+        """True when no move can lose a forced arc or label here, so every valid class is allowed.
+
+        Every move of arc-eager and arc-hybrid loses only arcs of the stack's top ``s0`` or the
+        buffer's front ``b0`` (their dynamic-oracle costs count arcs with one end there), and an
+        arc move of arc-standard-swap removes ``s0`` or ``s1``, whose forced head and forced
+        dependents are all the check reads: with neither word in a forced arc, nothing is lost.
+        """
+        stack = state.stack
+        top = stack[-1] if stack else -1
+        other = state.b(0) if self.dynamic else (stack[-2] if len(stack) > 1 else -1)
+        return not ((top >= 0 and self.involved[top]) or (other >= 0 and self.involved[other]))
 
     def allowed(self, system: TransitionSystem, state: State, valid: NDArray[np.bool_]) -> NDArray[np.bool_]:
         """``valid`` (the labelled-class mask) restricted to classes keeping the forced arcs;
         ``valid`` itself when none of its classes does (module docstring)."""
+        if self.quiet(state):
+            return valid
         keep = valid.copy()
         for action in system.moves:
             of_action = self.class_actions == int(action)

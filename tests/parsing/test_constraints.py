@@ -313,7 +313,7 @@ def test_a_transition_member_replays_its_last_guided_parse(
     parser = fitted(name, train)
     reference = build_member(name, **TINY[name]).fit(train)
     scored = {"calls": 0}
-    real_features = decoding.features
+    real_features = decoding.features  # type: ignore[attr-defined]
 
     def counting(*args: object) -> object:
         scored["calls"] += 1
@@ -328,17 +328,73 @@ def test_a_transition_member_replays_its_last_guided_parse(
             forced = Constraints.from_tree(sentence.heads, sentence.deprels, wrong[:step])
             reference.__dict__.pop("_trace_cache", None)
             before = scored["calls"]
-            expected = reference._parse(sentence, forced)  # type: ignore[attr-defined]
+            expected = reference._parse(sentence, forced)
             fresh += scored["calls"] - before
             before = scored["calls"]
-            got = parser._parse(sentence, forced)  # type: ignore[attr-defined]
+            got = parser._parse(sentence, forced)
             replayed += scored["calls"] - before
             assert got.heads.tolist() == expected.heads.tolist()
             assert got.deprels == expected.deprels
             np.testing.assert_array_equal(got.arc_scores, expected.arc_scores)
     print(f"{name}: {replayed} of {fresh} configurations scored")
     assert fresh > 0 and replayed < 0.9 * fresh, (replayed, fresh)
-    reference._parse(dev[0], Constraints.from_tree(dev[0].heads, None, [1]))  # type: ignore[attr-defined]
-    assert len(reference._traces()) >= 1  # type: ignore[attr-defined]
+    reference._parse(dev[0], Constraints.from_tree(dev[0].heads, None, [1]))
+    assert len(reference._traces()) >= 1
     reference.fit(train[:20])  # new weights: the traces of the old ones are not replayed
-    assert len(reference._traces()) == 0  # type: ignore[attr-defined]
+    assert len(reference._traces()) == 0
+
+
+@pytest.mark.parametrize("name", ["eager", "hybrid-rtl", "swap", "swap-rtl", "neural"])
+def test_a_configuration_far_from_the_forced_arcs_allows_every_valid_move(
+    name: str, wolof: Data, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The guide's shortcut (no forced arc at the stack's top or the buffer's front, or at the
+    top two for swap: every valid move allowed) gives the parses the full check gives, under
+    random gold constraints; for the greedy members, the same mask at every configuration
+    where it is taken, and it is taken at most of them."""
+    from parsing.transition import constrained
+    from parsing.transition.constrained import ConstraintGuide
+
+    train, dev = wolof
+    parser = fitted(name, train)
+    rng = np.random.default_rng(11)
+    sentences = [s for s in dev if len(s) >= 4]
+    picks = [rng.choice(np.arange(1, len(s) + 1), 2, replace=False) for s in sentences]
+    forced = [Constraints.from_tree(s.heads, s.deprels, w) for s, w in zip(sentences, picks, strict=True)]
+    unparsed = [Parse(np.full(len(s) + 1, -1, dtype=np.intp), [""] * (len(s) + 1)) for s in sentences]
+
+    def parse() -> list[Parse]:
+        parser.__dict__.pop("_trace_cache", None)
+        return parser.predict_constrained(sentences, forced, free=unparsed)  # every sentence guided
+
+    real_build = ConstraintGuide.build.__func__  # type: ignore[attr-defined]
+
+    def everything_involved(cls: type, *args: object, **kwargs: object) -> ConstraintGuide:
+        guide = real_build(cls, *args, **kwargs)
+        guide.involved[:] = True
+        return guide  # type: ignore[no-any-return]
+
+    with monkeypatch.context() as patch:
+        patch.setattr(constrained.ConstraintGuide, "build", classmethod(everything_involved))  # type: ignore[arg-type]
+        slow = parse()
+    real_allowed, real_quiet = ConstraintGuide.allowed, ConstraintGuide.quiet
+    seen = {"quiet": 0, "all": 0}
+
+    def checked(guide: ConstraintGuide, system: object, state: object, valid: np.ndarray) -> np.ndarray:
+        fast = real_allowed(guide, system, state, valid)  # type: ignore[arg-type]
+        if real_quiet(guide, state):  # type: ignore[arg-type]
+            seen["quiet"] += 1
+            monkeypatch.setattr(ConstraintGuide, "quiet", lambda self, state: False)
+            np.testing.assert_array_equal(fast, real_allowed(guide, system, state, valid))  # type: ignore[arg-type]
+            monkeypatch.setattr(ConstraintGuide, "quiet", real_quiet)
+        seen["all"] += 1
+        return fast
+
+    monkeypatch.setattr(ConstraintGuide, "allowed", checked)
+    fast = parse()
+    for got, expected, constraint in zip(fast, slow, forced, strict=True):
+        assert_kept(got.heads, got.deprels, constraint)
+        assert got.heads.tolist() == expected.heads.tolist() and got.deprels == expected.deprels
+        np.testing.assert_array_equal(got.arc_scores, expected.arc_scores)
+    if name != "neural":  # the network's beam tests the shortcut before it builds a state
+        assert seen["all"] > 100 and seen["quiet"] > seen["all"] / 3, seen
