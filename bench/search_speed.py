@@ -106,14 +106,14 @@ def app_search(words: int, baseline: str | None = None, database: str | None = N
     from flask_migrate import upgrade
     from sqlalchemy import select
 
-    from app import create_app
+    from app import create_app, normalise_database_url
     from app.extensions import db
     from app.models import Treebank, User
     from app.services.imports import import_conllu
     from app.services.search import search_treebank
     from app.services.search_cache import clear
 
-    url = database or f"sqlite:///{tempfile.mkdtemp()}/bench.sqlite"
+    url = normalise_database_url(database) if database else f"sqlite:///{tempfile.mkdtemp()}/bench.sqlite"
     app = create_app({"TESTING": True, "SECRET_KEY": "bench-search-speed", "SQLALCHEMY_DATABASE_URI": url})
     with app.app_context():
         upgrade()

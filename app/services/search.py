@@ -17,6 +17,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Select, select
+from sqlalchemy.engine.cursor import CursorFetchStrategy
 
 from app.models import Sentence, Token, Treebank, TreeVersion
 from app.services import DbSession
@@ -228,10 +229,13 @@ def _sent_ids(session: DbSession, sentence_ids: Sequence[int]) -> dict[int, str 
 
 def _plain_rows(session: DbSession, statement: Select[Any]) -> list[tuple[Any, ...]]:
     """The rows of ``statement`` as the database driver returns them: for integer and text columns
-    only (no SQLAlchemy result processing happens)."""
+    only (no SQLAlchemy result processing happens). Should a result ever be buffered (rows
+    already taken from the cursor), its rows are read the usual way."""
     result = session.connection().execute(statement)
     try:
-        return list(result.cursor.fetchall())
+        if type(result.cursor_strategy) is CursorFetchStrategy:
+            return list(result.cursor.fetchall())
+        return [tuple(row) for row in result]
     finally:
         result.close()
 

@@ -228,3 +228,14 @@ def test_a_partial_tree_and_an_annotation_with_some_columns(session: Session, af
     for node, before in zip(graph.features[1:], imported.features[1:], strict=True):
         assert node["lemma"] == "zz" and node["Typo"] == "Yes" and node["upos"] == before["upos"]
         assert node.get("SpaceAfter") == before.get("SpaceAfter") and node["form"] == before["form"]
+
+
+def test_plain_rows_are_the_same_from_a_buffered_result(session: Session, afrikaans: Treebank) -> None:
+    from app.models import Token
+    from app.services.search import _plain_rows
+
+    tokens = Token.__table__.c
+    query = select(tokens.sentence_id, tokens.form, tokens.misc).order_by(tokens.id).limit(300)
+    plain = _plain_rows(session, query)
+    assert len(plain) == 300 and all(type(row) is tuple for row in plain)
+    assert _plain_rows(session, query.execution_options(stream_results=True, max_row_buffer=50)) == plain
