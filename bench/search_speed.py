@@ -19,7 +19,9 @@ same matches: the speed-up as a same-run ratio; with ``--app``, also the app's f
 ``gold`` (the cold one, which reads the trees) of this checkout against the whole checkout of
 REV (``git archive``, in a temporary folder): ``--runs`` fresh processes each, alternating,
 over the same database, each timing its first search (wall and CPU time: the machine is shared)
-and checking that every pattern's hits (sentence ids and nodes) equal REV's.
+and checking that every pattern's hits (sentence ids and nodes) equal REV's; then ``--runs`` more
+of this checkout that read the corpora a first one saved on disk (``SEARCH_CORPORA_DIR``, in a
+temporary folder; the others save none), against REV's medians.
 """
 
 from __future__ import annotations
@@ -162,6 +164,19 @@ def app_search(words: int, baseline: str | None = None, database: str | None = N
         before, now = (statistics.median(times[(source, name, clock)]) for name in (baseline, "this"))
         ratio = before / now
         print(f"app {source:26s} {clock:4s}: median ratio {baseline}/this {ratio:.2f}x")
+    # this checkout's fresh processes again, reading the corpora a first one saved on disk
+    here, saved = str(Path(__file__).resolve().parents[1]), tempfile.mkdtemp()
+    assert first_search(here, url, saved)[1:] == answers["this"]
+    read: dict[tuple[str, str], list[float]] = {}
+    for _ in range(runs):
+        printed = first_search(here, url, saved)
+        assert printed[1:] == answers["this"]
+        for (source, clock), taken in zip(FIRST_SEARCHES, printed[0], strict=True):
+            read.setdefault((source, clock), []).append(taken)
+    for (source, clock), taken in read.items():
+        print(f"app {source:26s} saved corpus {clock:4s}: best {min(taken):.3f} s, median "
+              f"{statistics.median(taken):.3f} s ({' '.join(f'{t:.2f}' for t in taken)}); ratio "
+              f"{statistics.median(times[(source, baseline, clock)]) / statistics.median(taken):.2f}x")
 
 
 def treebank_words(treebank_id: int) -> int:
@@ -190,7 +205,8 @@ from app import create_app
 from app.extensions import db
 from app.models import Treebank
 from app.services.search import search_treebank
-app = create_app({"TESTING": True, "SECRET_KEY": "bench", "SQLALCHEMY_DATABASE_URI": sys.argv[1]})
+app = create_app({"TESTING": True, "SECRET_KEY": "bench", "SQLALCHEMY_DATABASE_URI": sys.argv[1],
+                  "SEARCH_CORPORA_DIR": sys.argv[3] or None})
 times, found = [], []
 with app.app_context():
     treebank = db.session.scalar(select(Treebank).where(Treebank.name == "bench"))
@@ -208,11 +224,13 @@ print(json.dumps([times, *found]))
 FIRST_SEARCHES], [matches, searched, digest of the hits] per search]``."""
 
 
-def first_search(checkout: str, url: str) -> list[list[Any]]:
-    """What :data:`_FIRST_SEARCH` prints when run in ``checkout`` over the database at ``url``."""
+def first_search(checkout: str, url: str, saved: str = "") -> list[list[Any]]:
+    """What :data:`_FIRST_SEARCH` prints when run in ``checkout`` over the database at ``url``
+    (with ``saved``: the app's ``SEARCH_CORPORA_DIR``)."""
     patterns = json.dumps([PATTERNS[name] for name in FIRST_PATTERNS])
-    done = subprocess.run([sys.executable, "-c", _FIRST_SEARCH, url, patterns], cwd=checkout, check=True,
-                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": checkout})
+    command = [sys.executable, "-c", _FIRST_SEARCH, url, patterns, saved]
+    done = subprocess.run(command, cwd=checkout, check=True, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": checkout})
     return list(json.loads(done.stdout.strip().splitlines()[-1]))
 
 

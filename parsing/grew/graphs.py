@@ -101,7 +101,7 @@ def graph_of(sentence: Sentence, misc: Sequence[str] | None = None) -> Graph:
 
 
 class Corpus:
-    """Graphs with an inverted index: ``postings(name)[value][sentence] = [word, ...]``."""
+    """Graphs with an inverted index: ``postings(name)[value][sentence] = (word, ...)``."""
 
     def __init__(self, graphs: Sequence[Graph]) -> None:
         self.graphs = list(graphs)
