@@ -22,6 +22,7 @@ import marshal
 import os
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +77,11 @@ def save(folder: Path, tag: str, built: tuple[list[int], Corpus]) -> None:
 
 
 def _prune(folder: Path) -> None:
+    """Drop the files past the :data:`KEEP` newest, and partial ones an hour old (a process that
+    stopped while writing)."""
     files = sorted(folder.glob(f"*{SUFFIX}"), key=lambda path: path.stat().st_mtime, reverse=True)
     for old in files[KEEP:]:
         old.unlink(missing_ok=True)
+    for partial in folder.glob(".*.tmp"):
+        if partial.stat().st_mtime < time.time() - 3600:
+            partial.unlink(missing_ok=True)

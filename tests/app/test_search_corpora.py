@@ -4,6 +4,8 @@ version, a token edit, an import) makes it build again, never read the old file.
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -130,10 +132,14 @@ def test_an_unreadable_or_foreign_file_is_ignored(tmp_path: Path) -> None:
     assert search_corpora.load(tmp_path, "another tag") is None
     search_corpora.path_of(tmp_path, "tag").write_bytes(b"\x00not marshal")
     assert search_corpora.load(tmp_path, "tag") is None
+    stopped = tmp_path / ".stopped-while-writing.tmp"
+    stopped.write_bytes(b"half")
+    os.utime(stopped, (time.time() - 7200, time.time() - 7200))
     for number in range(search_corpora.KEEP + 3):
         search_corpora.save(tmp_path, f"tag {number}", ([7], Corpus([graph])))
     assert len(list(tmp_path.glob("*" + search_corpora.SUFFIX))) == search_corpora.KEEP
     assert search_corpora.load(tmp_path, f"tag {search_corpora.KEEP + 2}") is not None
+    assert not stopped.exists() and not list(tmp_path.glob(".*.tmp"))
     (tmp_path / "a-file").write_text("")
     search_corpora.save(tmp_path / "a-file" / "below", "tag", ([7], Corpus([graph])))  # cannot: no error
     assert search_corpora.load(tmp_path / "a-file" / "below", "tag") is None
