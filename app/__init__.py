@@ -20,7 +20,9 @@ Configuration, in order (later wins):
    (:mod:`app.services.staging`, :mod:`app.jobs.file_tasks`); ``PREANNOTATE_PROCESSES``
    (default 1): a round's members parse its pool in that many forked processes
    (:class:`parsing.forked.ParserPool`) where the job's process may fork (not in the daemonic
-   process workers of ``worker --workers N > 1``);
+   process workers of ``worker --workers N > 1``); ``SEARCH_CORPORA_DIR`` (default
+   ``instance/search-corpora``; None while testing unless set; empty: none) keeps searched
+   corpora on disk for a new process's first search (:mod:`app.services.search_corpora`);
 5. the ``test_config`` mapping.
 
 Outside tests (``TESTING``) the app refuses to start without a real ``SECRET_KEY``
@@ -75,6 +77,7 @@ def _configure(app: Flask, test_config: Mapping[str, Any] | None) -> None:
         MAX_CONTENT_LENGTH=MAX_UPLOAD_BYTES,
         SENTENCES_PER_PAGE=50,
         MODELS_DIR=str(Path(app.instance_path) / "models"),
+        SEARCH_CORPORA_DIR=str(Path(app.instance_path) / "search-corpora"),
         JOB_QUEUE="sqlite",
         JOB_HEARTBEAT_SECONDS=10,
         JOB_STALE_SECONDS=45,
@@ -97,6 +100,8 @@ def _configure(app: Flask, test_config: Mapping[str, Any] | None) -> None:
             app.config[name] = value
     if test_config is not None:
         app.config.update(test_config)
+    if app.testing and "SEARCH_CORPORA_DIR" not in (test_config or {}):
+        app.config["SEARCH_CORPORA_DIR"] = None  # tests save no searched corpora unless they ask
     if app.testing and not app.config["SECRET_KEY"]:
         app.config["SECRET_KEY"] = secrets.token_hex(16)
     if app.config["SQLALCHEMY_DATABASE_URI"].startswith("sqlite:///"):

@@ -2,24 +2,33 @@
 for a simple pattern).
 
     PYTHONPATH=. .venv/bin/python bench/search_speed.py [--words 100000] [--repeat 3] [--app]
-                                                        [--baseline REV]
+                                                        [--baseline REV] [--database URL] [--runs 8]
 
 Reads the shared UD files (never copied into the repo) until ``--words`` words are loaded, builds
 the corpus once (timed apart: the app keeps no corpus between requests, so both numbers count),
 then times each pattern: the first run (which builds the index entries it needs) and the best of
 ``--repeat`` later runs. ``--app`` also imports the same files into a temporary SQLite database
-and times the app's whole search (``app.services.search.search_treebank``: reading the trees of
-a source from the database, then matching), as the search page and ``flask treebank search`` do:
-the first pattern of each source reads the trees, the next ones find them kept
-(``app/services/search_cache.py``). ``--baseline REV`` also times the matcher of git revision
-``REV`` (``parsing/grew/matcher.py`` as committed there) on the same corpus in the same run,
-runs alternating, and checks both find the same matches: the speed-up as a same-run ratio; with
-``--app``, also the app's first search (which reads the trees) against REV's search service.
+(or the database at ``--database URL``, e.g. an empty PostgreSQL one: the files are imported
+once, a later run finds the ``bench`` treebank there and reuses it) and times the app's whole
+search (``app.services.search.search_treebank``: reading the trees of a source from the
+database, then matching), as the search page and ``flask treebank search`` do: the first pattern
+of each source reads the trees, the next ones find them kept (``app/services/search_cache.py``).
+``--baseline REV`` also times the matcher of git revision ``REV`` (``parsing/grew/matcher.py`` as
+committed there) on the same corpus in the same run, runs alternating, and checks both find the
+same matches: the speed-up as a same-run ratio; with ``--app``, also the app's first search of
+``gold`` (the cold one, which reads the trees) of this checkout against the whole checkout of
+REV (``git archive``, in a temporary folder): ``--runs`` fresh processes each, alternating,
+over the same database, each timing its first search (wall and CPU time: the machine is shared)
+and checking that every pattern's hits (sentence ids and nodes) equal REV's; then ``--runs`` more
+of this checkout that read the corpora a first one saved on disk (``SEARCH_CORPORA_DIR``, in a
+temporary folder; the others save none), against REV's medians.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import subprocess
 import sys
 import time
@@ -60,6 +69,8 @@ def main() -> None:
     options.add_argument("--repeat", type=int, default=3)
     options.add_argument("--app", action="store_true", help="also time the app's search over SQLite")
     options.add_argument("--baseline", metavar="REV", help="also time the matcher of git revision REV")
+    options.add_argument("--database", metavar="URL", help="with --app: this database, not a new SQLite one")
+    options.add_argument("--runs", type=int, default=8, help="with --app and --baseline: processes of each")
     args = options.parse_args()
     start = time.perf_counter()
     corpus = Corpus(load(args.words))
@@ -84,44 +95,44 @@ def main() -> None:
         print(f"{name:24s} {len(found):7d} matches  best {best:.3f} s  {args.baseline} {best_old:.3f} s  "
               f"ratio {best_old / best:.2f}x   {pattern}")
     if args.app:
-        app_search(args.words, args.baseline)
+        app_search(args.words, args.baseline, args.database, args.runs)
 
 
-def app_search(words: int, baseline: str | None = None) -> None:
+def app_search(words: int, baseline: str | None = None, database: str | None = None, runs: int = 8) -> None:
     """Import the files :func:`load` reads (whole files, so a little over ``words``) and time the
     app's search of the first patterns over ``gold`` and ``latest``; with ``baseline``, the first
-    search of ``gold`` against the search service of that revision, in the same run."""
+    search of ``gold`` in fresh processes of this checkout and of that revision, alternating."""
     import statistics
     import tempfile
 
     from flask_migrate import upgrade
+    from sqlalchemy import select
 
-    import app.services.search as search_module
-    from app import create_app
+    from app import create_app, normalise_database_url
     from app.extensions import db
-    from app.models import User
+    from app.models import Treebank, User
     from app.services.imports import import_conllu
     from app.services.search import search_treebank
     from app.services.search_cache import clear
 
-    folder = tempfile.mkdtemp()
-    app = create_app({"TESTING": True, "SECRET_KEY": "bench-search-speed",
-                      "SQLALCHEMY_DATABASE_URI": f"sqlite:///{folder}/bench.sqlite"})
+    url = normalise_database_url(database) if database else f"sqlite:///{tempfile.mkdtemp()}/bench.sqlite"
+    app = create_app({"TESTING": True, "SECRET_KEY": "bench-search-speed", "SQLALCHEMY_DATABASE_URI": url})
     with app.app_context():
         upgrade()
-        user = User(username="bench", password_hash="-")
-        db.session.add(user)
-        total, treebank = 0, None
-        for path in sorted(UD.glob("*/*.conllu")):
-            result = import_conllu(db.session, data=path.read_bytes(), filename=path.name,
-                                   treebank_name="bench", split="test", user=user)
-            total, treebank = total + result.words, result.treebank
-            if total >= words:
-                break
-        db.session.commit()
+        treebank = db.session.scalar(select(Treebank).where(Treebank.name == "bench"))
+        if treebank is None:
+            user = User(username="bench", password_hash="-")
+            db.session.add(user)
+            total = 0
+            for path in sorted(UD.glob("*/*.conllu")):
+                result = import_conllu(db.session, data=path.read_bytes(), filename=path.name,
+                                       treebank_name="bench", split="test", user=user)
+                total, treebank = total + result.words, result.treebank
+                if total >= words:
+                    break
+            db.session.commit()
         assert treebank is not None
-        print(f"app: {total} words in SQLite")
-        expected = 0
+        print(f"app: {treebank_words(treebank.id)} words in {db.engine.dialect.name}")
         for source in ("gold", "latest"):
             clear()
             for name in ("one node", "edge", "edge + without"):
@@ -129,26 +140,98 @@ def app_search(words: int, baseline: str | None = None) -> None:
                 found = search_treebank(db.session, treebank, PATTERNS[name], source=source)
                 took = time.perf_counter() - start
                 print(f"app {source:6s} {name:24s} {found.matches:7d} matches  {took:.3f} s")
-                expected = found.matches if (source, name) == ("gold", "one node") else expected
-        if baseline is None:
-            return
-        # the first search of a source reads its trees: this search service against REV's
-        # (app/services/search.py as committed there, run on this checkout's other modules),
-        # alternating, 8 runs each (wall and CPU time: the machine is shared), the same matches
-        old = _module_at(baseline, "app/services/search.py", "baseline_search")
-        runs: dict[tuple[str, str], list[float]] = {}
-        for _ in range(8):
-            for name, module in (("this", search_module), (baseline, old)):
-                clear()
-                search_module._pairs.cache_clear()
-                start, cpu = time.perf_counter(), time.process_time()
-                found = module.search_treebank(db.session, treebank, PATTERNS["one node"], source="gold")
-                runs.setdefault((name, "wall"), []).append(time.perf_counter() - start)
-                runs.setdefault((name, "CPU"), []).append(time.process_time() - cpu)
-                assert found.matches == expected
-        for (name, clock), times in runs.items():
-            print(f"app first search, {name:8s} {clock:4s}: best {min(times):.3f} s, "
-                  f"median {statistics.median(times):.3f} s ({' '.join(f'{t:.2f}' for t in times)})")
+    if baseline is None:
+        return
+    folder = tempfile.mkdtemp()
+    archive = subprocess.run(["git", "archive", baseline], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", folder], input=archive, check=True)
+    times: dict[tuple[str, str, str], list[float]] = {}
+    answers: dict[str, list[list[Any]]] = {}
+    for _ in range(runs):
+        for name, checkout in (("this", str(Path(__file__).resolve().parents[1])), (baseline, folder)):
+            printed = first_search(checkout, url)
+            for (source, clock), taken in zip(FIRST_SEARCHES, printed[0], strict=True):
+                times.setdefault((source, name, clock), []).append(taken)
+            answers.setdefault(name, printed[1:])
+            assert printed[1:] == answers[name]
+    assert answers["this"] == answers[baseline], "different hits"
+    print(f"app first searches in fresh processes, {runs} each, alternating; the same hits for "
+          f"{', '.join(FIRST_PATTERNS)} over gold and latest")
+    for (source, name, clock), taken in times.items():
+        print(f"app {source:26s} {name:8s} {clock:4s}: best {min(taken):.3f} s, median "
+              f"{statistics.median(taken):.3f} s ({' '.join(f'{t:.2f}' for t in taken)})")
+    for source, clock in FIRST_SEARCHES:
+        before, now = (statistics.median(times[(source, name, clock)]) for name in (baseline, "this"))
+        ratio = before / now
+        print(f"app {source:26s} {clock:4s}: median ratio {baseline}/this {ratio:.2f}x")
+    # this checkout's fresh processes again, reading the corpora a first one saved on disk
+    here, saved = str(Path(__file__).resolve().parents[1]), tempfile.mkdtemp()
+    assert first_search(here, url, saved)[1:] == answers["this"]
+    read: dict[tuple[str, str], list[float]] = {}
+    for _ in range(runs):
+        printed = first_search(here, url, saved)
+        assert printed[1:] == answers["this"]
+        for (source, clock), taken in zip(FIRST_SEARCHES, printed[0], strict=True):
+            read.setdefault((source, clock), []).append(taken)
+    for (source, clock), taken in read.items():
+        print(f"app {source:26s} saved corpus {clock:4s}: best {min(taken):.3f} s, median "
+              f"{statistics.median(taken):.3f} s ({' '.join(f'{t:.2f}' for t in taken)}); ratio "
+              f"{statistics.median(times[(source, baseline, clock)]) / statistics.median(taken):.2f}x")
+
+
+def treebank_words(treebank_id: int) -> int:
+    """Words of the treebank's sentences."""
+    from sqlalchemy import func, select
+
+    from app.extensions import db
+    from app.models import Document, Sentence
+
+    return int(db.session.scalar(select(func.sum(Sentence.n_words)).join(Document)
+                                 .where(Document.treebank_id == treebank_id)) or 0)
+
+
+FIRST_PATTERNS = ("one node", "edge", "edge + without")
+"""What each fresh process searches in gold, then in latest."""
+
+FIRST_SEARCHES = (("first search (fresh process)", "wall"), ("first search (fresh process)", "CPU"),
+                  ("first of a 2nd source", "wall"), ("first of a 2nd source", "CPU"))
+"""What a fresh process times: its first search (``gold``, one node), and the first one of
+``latest`` (a cold search in a process that keeps a corpus already, like a server's)."""
+
+_FIRST_SEARCH = """
+import hashlib, json, sys, time
+from sqlalchemy import select
+from app import create_app
+from app.extensions import db
+from app.models import Treebank
+from app.services.search import search_treebank
+app = create_app({"TESTING": True, "SECRET_KEY": "bench", "SQLALCHEMY_DATABASE_URI": sys.argv[1],
+                  "SEARCH_CORPORA_DIR": sys.argv[3] or None})
+times, found = [], []
+with app.app_context():
+    treebank = db.session.scalar(select(Treebank).where(Treebank.name == "bench"))
+    for source in ("gold", "latest"):
+        for number, pattern in enumerate(json.loads(sys.argv[2])):
+            start, cpu = time.perf_counter(), time.process_time()
+            result = search_treebank(db.session, treebank, pattern, source=source)
+            if number == 0:
+                times += [time.perf_counter() - start, time.process_time() - cpu]
+            hits = repr([(hit.sentence_id, hit.sent_id, sorted(hit.nodes.items())) for hit in result.hits])
+            found.append([result.matches, result.searched, hashlib.sha1(hits.encode()).hexdigest()])
+print(json.dumps([times, *found]))
+"""
+"""A fresh process's searches (run in a checkout), what it prints: ``[[the times of
+FIRST_SEARCHES], [matches, searched, digest of the hits] per search]``."""
+
+
+def first_search(checkout: str, url: str, saved: str = "") -> list[list[Any]]:
+    """What :data:`_FIRST_SEARCH` prints when run in ``checkout`` over the database at ``url``
+    (with ``saved``: the app's ``SEARCH_CORPORA_DIR``)."""
+    patterns = json.dumps([PATTERNS[name] for name in FIRST_PATTERNS])
+    command = [sys.executable, "-c", _FIRST_SEARCH, url, patterns, saved]
+    done = subprocess.run(command, cwd=checkout, check=True, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": checkout})
+    return list(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
 def _module_at(revision: str, path: str, name: str) -> Any:

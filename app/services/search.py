@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import groupby
 from operator import itemgetter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select
+from sqlalchemy import Select, select
+from sqlalchemy.engine.cursor import CursorFetchStrategy
 
 from app.models import Sentence, Token, Treebank, TreeVersion
 from app.services import DbSession
@@ -112,16 +113,25 @@ def search_treebank(
     split = check_split(split)
 
     def build() -> tuple[list[int], Corpus]:
-        with paused_gc():  # ~10^6 small containers: the collector's passes would cost more than the build
-            ids = split_sentence_ids(session, treebank, split)
-            trees = load_trees(session, treebank, ids, source).trees
-            graphs = graphs_of(session, [sid for sid in ids if sid in trees], trees)
-            return [sid for sid, _ in graphs], Corpus([graph for _, graph in graphs])
+        ids = split_sentence_ids(session, treebank, split)
+        trees = load_trees(session, treebank, ids, source).trees
+        graphs = graphs_of(session, [sid for sid in ids if sid in trees], trees)
+        return [sid for sid, _ in graphs], Corpus([graph for _, graph in graphs])
 
-    ids, corpus = cached(session, treebank, source, split, build)
+    # ~10^5 graphs, index entries and hits: the collector's passes while they pile up would cost
+    # more than making them (and they hold no cycles)
+    with paused_gc():
+        ids, corpus = cached(session, treebank, source, split, build)
+        hits, truncated = _hits(matcher, corpus, ids, limit, seconds)
+    return SearchResult(source, split, hits, len(ids), truncated=truncated)
+
+
+def _hits(matcher: Matcher, corpus: Corpus, ids: list[int], limit: int | None,
+          seconds: float | None) -> tuple[list[Hit], bool]:
+    """The matches as hits (at most ``limit``), and whether there were more."""
     found = matcher.run(corpus, limit=None if limit is None else limit + 1, seconds=seconds)
-    hits = [Hit(ids[match.sentence], match.sent_id, match.nodes) for match in found[:limit]]
-    return SearchResult(source, split, hits, len(ids), truncated=limit is not None and len(found) > limit)
+    return ([Hit(ids[match.sentence], match.sent_id, match.nodes) for match in found[:limit]],
+            limit is not None and len(found) > limit)
 
 
 def graphs_of(
@@ -139,9 +149,9 @@ def graphs_of(
 _pairs = lru_cache(maxsize=65536)(parse_pairs)
 """FEATS and MISC strings repeat across a treebank: each is split once (the dict is only read)."""
 
-WordRow = tuple[str, ...]
-"""``(form, lemma, upos, xpos, feats, misc)`` of one word as imported."""
-_EDITABLE = (("lemma", "lemmas", 1), ("upos", "upos", 2), ("xpos", "xpos", 3))
+WordRow = tuple[Any, ...]
+"""``(sentence id, form, lemma, upos, xpos, feats, misc)`` of one word as imported."""
+_EDITABLE = (("lemma", "lemmas", 2), ("upos", "upos", 3), ("xpos", "xpos", 4))
 """(feature, the annotation version's attribute, index in a :data:`WordRow`)."""
 
 
@@ -149,31 +159,59 @@ def _graph(rows: list[WordRow], tree: TreeVersion | StoredTree, sent_id: str | N
            misc: bool = True) -> Graph:
     """One sentence's graph: imported columns, overridden by those an annotation stored."""
     edited = stored_attributes(tree)
+    extra = _misc_and_feats if misc else _feats_only
+    if any(values is not None for values in edited.values()):
+        features = _edited_features(rows, edited, misc)
+    else:  # most trees: the imported columns as they are, in one pass
+        features = [{"form": form, "lemma": lemma, "upos": upos, "xpos": xpos, **extra(misc_pairs, feats)}
+                    for _, form, lemma, upos, xpos, feats, misc_pairs in rows]
+        features.insert(0, {})
+    heads = (NO_HEAD, *(map(int, tree.heads) if None not in tree.heads
+                        else (NO_HEAD if h is None else int(h) for h in tree.heads)))
+    deprels = ("", *(map(str, tree.deprels) if None not in tree.deprels and "" not in tree.deprels
+                     else (str(d or "_") for d in tree.deprels)))
+    return Graph(tuple(features), heads, deprels, sent_id)
+
+
+def _edited_features(rows: list[WordRow], edited: Mapping[str, list[object] | None],
+                     misc: bool) -> list[dict[str, str]]:
+    """Node features of a tree whose annotation stored some columns (they override the imported ones)."""
     lemmas, tags, xtags = ([str(v) for v in values] if (values := edited.get(attribute)) is not None
                            else [str(row[index]) for row in rows] for _, attribute, index in _EDITABLE)
     feats = edited.get("feats")
     features: list[dict[str, str]] = [{}]
     for i, row in enumerate(rows):
-        node = {"form": row[0], "lemma": lemmas[i], "upos": tags[i], "xpos": xtags[i]}
-        if misc and (pairs := row[5]) and pairs != "_":
+        node = {"form": row[1], "lemma": lemmas[i], "upos": tags[i], "xpos": xtags[i]}
+        if misc and (pairs := row[6]) and pairs != "_":
             node.update(_pairs(str(pairs)))
-        pairs = str(feats[i]) if feats is not None else row[4]
+        pairs = str(feats[i]) if feats is not None else row[5]
         if pairs and pairs != "_":
             node.update(_pairs(str(pairs)))
         features.append(node)
-    heads = [NO_HEAD, *(NO_HEAD if h is None else int(h) for h in tree.heads)]
-    return Graph(features, heads, ["", *(str(d or "_") for d in tree.deprels)], sent_id)
+    return features
+
+
+@lru_cache(maxsize=65536)
+def _misc_and_feats(misc: str, feats: str) -> dict[str, str]:
+    """The MISC pairs then the FEATS pairs (FEATS win a name both have), as one dict (only read)."""
+    return {**_pairs(misc), **_pairs(feats)} if misc != "_" else _pairs(feats)
+
+
+def _feats_only(misc: str, feats: str) -> dict[str, str]:
+    return _pairs(feats)
 
 
 def _word_rows(session: DbSession, sentence_ids: Sequence[int]) -> Iterator[tuple[int, list[WordRow]]]:
-    """``(id, [(form, lemma, upos, xpos, feats, misc) per word])`` in ``sentence_ids`` order."""
+    """``(id, [(id, form, lemma, upos, xpos, feats, misc) per word])`` in ``sentence_ids`` order (the
+    driver's own row tuples: SQLAlchemy's rows would double the time of reading them)."""
+    tokens = Token.__table__.c
     for start in range(0, len(sentence_ids), 5000):
         chunk = list(sentence_ids[start:start + 5000])
-        rows = session.execute(
-            select(Token.sentence_id, Token.form, Token.lemma, Token.upos, Token.xpos, Token.feats,
-                   Token.misc).where(Token.sentence_id.in_(chunk), Token.word.is_not(None))
-            .order_by(Token.sentence_id, Token.position))
-        grouped = {sid: [tuple(row[1:]) for row in group] for sid, group in groupby(rows, key=itemgetter(0))}
+        rows = _plain_rows(session, select(tokens.sentence_id, tokens.form, tokens.lemma, tokens.upos,
+                                           tokens.xpos, tokens.feats, tokens.misc)
+                           .where(tokens.sentence_id.in_(chunk), tokens.word.is_not(None))
+                           .order_by(tokens.sentence_id, tokens.position))
+        grouped = {sid: list(group) for sid, group in groupby(rows, key=itemgetter(0))}
         for sid in chunk:
             if sid in grouped:
                 yield sid, grouped[sid]
@@ -181,11 +219,25 @@ def _word_rows(session: DbSession, sentence_ids: Sequence[int]) -> Iterator[tupl
 
 def _sent_ids(session: DbSession, sentence_ids: Sequence[int]) -> dict[int, str | None]:
     found: dict[int, str | None] = {}
+    sentences = Sentence.__table__.c
     for start in range(0, len(sentence_ids), 5000):
         chunk = list(sentence_ids[start:start + 5000])
-        rows = session.execute(select(Sentence.id, Sentence.sent_id).where(Sentence.id.in_(chunk)))
-        found.update((sid, sent_id) for sid, sent_id in rows)
+        found.update(_plain_rows(session, select(sentences.id, sentences.sent_id)
+                                 .where(sentences.id.in_(chunk))))
     return found
+
+
+def _plain_rows(session: DbSession, statement: Select[Any]) -> list[tuple[Any, ...]]:
+    """The rows of ``statement`` as the database driver returns them: for integer and text columns
+    only (no SQLAlchemy result processing happens). Should a result ever be buffered (rows
+    already taken from the cursor), its rows are read the usual way."""
+    result = session.connection().execute(statement)
+    try:
+        if type(result.cursor_strategy) is CursorFetchStrategy:
+            return list(result.cursor.fetchall())
+        return [tuple(row) for row in result]
+    finally:
+        result.close()
 
 
 def matching_conllu(session: DbSession, treebank: Treebank, result: SearchResult) -> str:

@@ -52,21 +52,30 @@ def parse_pairs(text: str) -> dict[str, str]:
 
 @dataclass(slots=True)
 class Graph:
-    """One tree. ``features[0]`` (ROOT) is empty; ``heads[w]`` is -1 when unknown."""
+    """One tree. ``features[0]`` (ROOT) is empty; ``heads[w]`` is -1 when unknown; ``children[w]``:
+    the words whose head is ``w``, in order, found the first time a pattern asks (one with no edge
+    never does). Lists or tuples: a corpus built for search holds tuples (a leaf's children are
+    the one empty tuple), which the garbage collector stops tracking after one look, so 100,000
+    words of them do not make its passes slower."""
 
-    features: list[dict[str, str]]
-    heads: list[int]
-    deprels: list[str]
+    features: Sequence[dict[str, str]]
+    heads: Sequence[int]
+    deprels: Sequence[str]
     sent_id: str | None = None
-    children: list[list[int]] = field(default_factory=list)
+    _children: tuple[tuple[int, ...], ...] | None = field(default=None, init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        if not self.children:
-            self.children = [[] for _ in self.heads]
-            for word in range(1, len(self.heads)):
-                head = self.heads[word]
-                if 0 <= head < len(self.heads):
-                    self.children[head].append(word)
+    @property
+    def children(self) -> tuple[tuple[int, ...], ...]:
+        if self._children is None:
+            heads = self.heads
+            n = len(heads)
+            children: list[tuple[int, ...]] = [()] * n
+            for word in range(1, n):
+                head = heads[word]
+                if 0 <= head < n:
+                    children[head] += (word,)
+            self._children = tuple(children)
+        return self._children
 
     def __len__(self) -> int:
         """Number of words (ROOT excluded)."""
@@ -92,11 +101,11 @@ def graph_of(sentence: Sentence, misc: Sequence[str] | None = None) -> Graph:
 
 
 class Corpus:
-    """Graphs with an inverted index: ``postings(name)[value][sentence] = [word, ...]``."""
+    """Graphs with an inverted index: ``postings(name)[value][sentence] = (word, ...)``."""
 
     def __init__(self, graphs: Sequence[Graph]) -> None:
         self.graphs = list(graphs)
-        self._postings: dict[str, dict[str, dict[int, list[int]]]] = {}
+        self._postings: dict[str, dict[str, dict[int, tuple[int, ...]]]] = {}
 
     def __len__(self) -> int:
         return len(self.graphs)
@@ -106,17 +115,27 @@ class Corpus:
         """Number of words in all graphs."""
         return sum(len(graph) for graph in self.graphs)
 
-    def postings(self, name: str) -> dict[str, dict[int, list[int]]]:
+    def postings(self, name: str) -> dict[str, dict[int, tuple[int, ...]]]:
         """Value → sentence index → words with that value of feature ``name`` (or of the incoming
         label, for :data:`DEPREL`); built on first use."""
         if name not in self._postings:
-            table: dict[str, dict[int, list[int]]] = {}
+            table: dict[str, dict[int, tuple[int, ...]]] = {}
             with paused_gc():
                 for index, graph in enumerate(self.graphs):
-                    for word in range(1, len(graph.heads)):
-                        value = graph.deprels[word] if name == DEPREL else graph.features[word].get(name)
+                    values = graph.deprels if name == DEPREL else [node.get(name) for node in graph.features]
+                    here: dict[str, list[int]] = {}
+                    for word in range(1, len(values)):
+                        value = values[word]
                         if value is not None:
-                            table.setdefault(value, {}).setdefault(index, []).append(word)
+                            if (words := here.get(value)) is None:
+                                here[value] = [word]
+                            else:
+                                words.append(word)
+                    for value, words in here.items():  # tuples: the collector soon stops tracking them
+                        if (sentences := table.get(value)) is None:
+                            table[value] = {index: tuple(words)}
+                        else:
+                            sentences[index] = tuple(words)
             self._postings[name] = table
         return self._postings[name]
 

@@ -329,7 +329,7 @@ def _children_of(source: str) -> Reach:
 
 
 def _all_children_of(source: str) -> Reach:
-    def reach(graph: Graph, binding: Binding, pool: Sequence[int], members: Container[int]) -> list[int]:
+    def reach(graph: Graph, binding: Binding, pool: Sequence[int], members: Container[int]) -> Sequence[int]:
         return graph.children[binding[source]]
     return reach
 

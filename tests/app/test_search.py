@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,11 +18,11 @@ from sqlalchemy.orm import Session
 
 from app.models import Sentence, Treebank, User
 from app.services.imports import import_conllu
-from app.services.search import matching_conllu, search_sources, search_treebank
-from app.services.sources import SourceError
+from app.services.search import graphs_of, matching_conllu, search_sources, search_treebank
+from app.services.sources import SourceError, load_trees, split_sentence_ids
 from app.services.trees import add_version, latest_versions
-from parsing.conllu_io import DEPREL, FORM, HEAD, UPOS, parse_conllu
-from parsing.grew import GrewSyntaxError
+from parsing.conllu_io import DEPREL, FORM, HEAD, MISC, UPOS, parse_conllu, to_sentence
+from parsing.grew import GrewSyntaxError, graph_of
 from tests.parsing.conftest import UD_ROOT
 
 AFRIKAANS = UD_ROOT / "UD_Afrikaans-AfriBooms" / "af_afribooms-ud-dev.conllu"
@@ -193,3 +194,48 @@ def test_a_second_search_reuses_the_trees_until_they_change(session: Session, af
     search_treebank(session, afrikaans, "pattern { N [upos=VERB] }", source="reviewed")
     search_treebank(session, afrikaans, "pattern { N [upos=VERB] }", source="reviewed")
     assert len(builds) == 4  # reviewed depends on review marks: never kept
+
+
+def test_the_searched_graphs_are_the_files_trees(session: Session, afrikaans: Treebank) -> None:
+    """What the search reads from the database (plain rows, tuples) is what :func:`graph_of` makes
+    of the file: the same features (MISC and FEATS pairs too), heads, labels, children."""
+    ids = split_sentence_ids(session, afrikaans, None)
+    graphs = graphs_of(session, ids, load_trees(session, afrikaans, ids, "gold").trees)
+    raws = parse_conllu(AFRIKAANS.read_text(encoding="utf-8"))
+    assert [graph.sent_id for _, graph in graphs] == [raw.sent_id for raw in raws]
+    for (_, graph), raw in zip(graphs, raws, strict=True):
+        want = graph_of(to_sentence(raw), [word[MISC] for word in raw.words])
+        assert list(graph.features) == want.features and list(graph.heads) == want.heads
+        assert list(graph.deprels) == want.deprels and graph.children == want.children
+    assert any("SpaceAfter" in node for _, graph in graphs for node in graph.features)
+    some = ids[:5]
+    without_misc = graphs_of(session, some, load_trees(session, afrikaans, some, "gold").trees, misc=False)
+    assert not any("SpaceAfter" in node for _, graph in without_misc for node in graph.features)
+
+
+def test_a_partial_tree_and_an_annotation_with_some_columns(session: Session, afrikaans: Treebank) -> None:
+    first = split_sentence_ids(session, afrikaans, None)[0]
+    gold = load_trees(session, afrikaans, [first], "gold").trees[first]
+    n = len(gold.heads)
+    partial = replace(gold, kind="parser", heads=[None, *gold.heads[1:]],
+                      deprels=["", None, *gold.deprels[2:]])
+    (_, graph), = graphs_of(session, [first], {first: partial})
+    assert graph.heads == (-1, -1, *gold.heads[1:]) and graph.deprels == ("", "_", "_", *gold.deprels[2:])
+    (_, imported), = graphs_of(session, [first], {first: gold})
+    edited = replace(gold, kind="annotation", upos=None, xpos_json=None, lemmas_json=json.dumps(["zz"] * n),
+                     feats_json=json.dumps(["Typo=Yes"] * n))
+    (_, graph), = graphs_of(session, [first], {first: edited})
+    for node, before in zip(graph.features[1:], imported.features[1:], strict=True):
+        assert node["lemma"] == "zz" and node["Typo"] == "Yes" and node["upos"] == before["upos"]
+        assert node.get("SpaceAfter") == before.get("SpaceAfter") and node["form"] == before["form"]
+
+
+def test_plain_rows_are_the_same_from_a_buffered_result(session: Session, afrikaans: Treebank) -> None:
+    from app.models import Token
+    from app.services.search import _plain_rows
+
+    tokens = Token.__table__.c
+    query = select(tokens.sentence_id, tokens.form, tokens.misc).order_by(tokens.id).limit(300)
+    plain = _plain_rows(session, query)
+    assert len(plain) == 300 and all(type(row) is tuple for row in plain)
+    assert _plain_rows(session, query.execution_options(stream_results=True, max_row_buffer=50)) == plain

@@ -15,7 +15,17 @@ import pytest
 
 from parsing.cli import main
 from parsing.conllu_io import DEPREL, FEATS, FORM, HEAD, LEMMA, MISC, UPOS, read_conllu, to_sentence
-from parsing.grew import Corpus, GrewSyntaxError, Matcher, SearchTooLong, graph_of, parse_request, search
+from parsing.grew import (
+    Corpus,
+    Graph,
+    GrewSyntaxError,
+    Matcher,
+    SearchTooLong,
+    graph_of,
+    parse_request,
+    search,
+)
+from parsing.grew.graphs import DEPREL as DEPREL_KEY
 from parsing.grew.request import EdgeClause, NodeClause, OrderClause
 from parsing.types import Sentence
 
@@ -266,3 +276,21 @@ def test_a_search_stops_at_its_limit_or_its_time(ewt: Path) -> None:
     assert matcher.run(corpus, limit=10) == everything[:10]
     with pytest.raises(SearchTooLong, match="took more than 0.05 s"):
         Matcher("pattern { A []; B []; C []; D [] }").run(corpus, seconds=0.05)
+
+
+# -- graphs and index as search builds them ------------------------------------------------------
+def test_children_and_the_index_of_lists_and_of_tuples_agree(corpus: Corpus) -> None:
+    graph = corpus.graphs[0]
+    assert graph.children == ((7,), (), (), (1, 2, 6), (), (), (4, 5), (3, 8, 9), (), ())
+    assert all(graph.children[w] == () for w in (1, 2, 4, 5, 8, 9))  # leaves: the one empty tuple
+    partial = Graph(list(graph.features), [-1, 3, 3, 7, 6, -1, 3, 0, 7, 7], list(graph.deprels))
+    assert partial.children[6] == (4,) and 5 not in sum(partial.children, ())  # an unknown head: no parent
+    frozen = Corpus([Graph(tuple(graph.features), tuple(graph.heads), tuple(graph.deprels), "s1")])
+    for name in ("upos", "Number", "SpaceAfter", DEPREL_KEY):
+        assert frozen.postings(name) == corpus.postings(name) != {}
+    assert corpus.postings("upos")["NOUN"] == {0: (3, 6)}
+    assert corpus.postings(DEPREL_KEY)["nsubj"] == {0: (3,)} and "" not in corpus.postings(DEPREL_KEY)
+    assert corpus.words_with("upos", ["NOUN", "DET"], 0) == [1, 3, 6]
+    for request in ("pattern { H -[amod|det]-> D }", "pattern { N [upos=NOUN, Number=Plur] }",
+                    "pattern { H -> D; D << H } without { D -[punct]-> P }"):
+        assert [m.nodes for m in search(request, frozen)] == [m.nodes for m in search(request, corpus)] != []
