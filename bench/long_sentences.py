@@ -36,8 +36,12 @@ first edit 344 ms cold. Then, with the transition members replaying their last g
 (``GuidedTrace``) and the app's passes sending the editor's warm-up first, load average 3.5:
 later edits **139 and 154 ms** (p95 248) against 232 and 255 ms reusing nothing (0.60x); the
 first edit after the warm-up 219 and 235 ms, cold 482 and 497 ms. In the browser, per edit (key,
-re-parse and redraw) at 93 words: **249-269 ms** with the focused window, 232-288 ms without; at
-301 words 726-781 ms (``bench/results/long_sentences.txt``).
+re-parse and redraw) at 93 words: 249-269 ms with the focused window, 232-288 ms without; at
+301 words 726-781 ms. Then with the constraint guide's shortcut (the network's constrained beam
+0.35x), one other job on the machine (load average 2-3): later edits **95 and 143 ms** against
+164 and 179 ms reusing nothing, the first edit after the warm-up 155 and 223 ms (cold 360-373);
+in the browser at 93 words **167 and 266 ms** per edit with the focused window, 189 and 212 ms
+without; at 301 words 557-581 ms (``bench/results/long_sentences.txt``).
 
 Browser (``--browser``, needs Chromium and Playwright as tests/browser): the app on a live
 server, the editor of a ~100- and a ~300-word sentence, ``--edits`` edits each (select a word
