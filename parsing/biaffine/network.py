@@ -5,7 +5,10 @@ id with probability ``word_dropout``) plus the final states of a character BiLST
 ``tag_inputs``) embeddings of the input UPOS, XPOS and FEATS, plus (when the user brings them)
 a frozen pretrained word vector (``pretrained``, from a ``.vec`` file) and a pretrained
 encoder's vector (``encoder_dim``, the average of the word's subword pieces in its last layer:
-UDPipe 2 with BERT). A BiLSTM over the sentence reads them; linear classifiers predict UPOS,
+UDPipe 2 with BERT), plus (a revealing network, ``reveal_dim > 0``) embeddings of the word's
+given head (its signed offset, :func:`~parsing.biaffine.batching.offset_bucket`) and given
+label, zero vectors when none is given: arcs an annotator set are read by the BiLSTM, so they
+inform their neighbours' scores. A BiLSTM over the sentence reads them; linear classifiers predict UPOS,
 XPOS, FEATS and the lemma script from its states; two MLPs give each word a *dependent* and a
 *head* view, and a biaffine product scores every arc::
 
@@ -23,7 +26,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from parsing.biaffine.batching import COLUMNS, IGNORE, Batch
+from parsing.biaffine.batching import COLUMNS, IGNORE, REVEAL_BUCKETS, Batch
 
 TARGETS = (*COLUMNS, "lemmas")
 """The per-word classifiers besides the parser."""
@@ -57,6 +60,8 @@ class NetworkConfig:
     encoder_dim: int = 0
     """Size of a pretrained encoder's word vectors read as input (0: none;
     :mod:`parsing.biaffine.contextual`)."""
+    reveal_dim: int = 0
+    """Size of the given-head and given-label embeddings (0: the network reads no given arcs)."""
 
     def as_dict(self) -> dict[str, int | float | bool]:
         """The config as a JSON-ready dict (:class:`NetworkConfig` ``(**d)`` rebuilds it)."""
@@ -100,6 +105,10 @@ class JointNetwork(nn.Module):
             self.tag_embeddings = nn.ModuleDict({col: nn.Embedding(getattr(c, col), c.tag_dim, padding_idx=0)
                                                  for col in COLUMNS})
             size += len(COLUMNS) * c.tag_dim
+        if c.reveal_dim:  # after the other inputs: a network without them draws the same weights as before
+            self.given_heads = nn.Embedding(REVEAL_BUCKETS, c.reveal_dim, padding_idx=0)
+            self.given_labels = nn.Embedding(c.deprels, c.reveal_dim, padding_idx=0)
+            size += 2 * c.reveal_dim
         self.dropout = nn.Dropout(c.dropout)
         self.encoder = nn.LSTM(size, c.hidden, num_layers=c.layers, batch_first=True, bidirectional=True,
                                dropout=c.dropout if c.layers > 1 else 0.0)
@@ -132,6 +141,10 @@ class JointNetwork(nn.Module):
             if batch.encoded is None:
                 raise ValueError("this network reads a pretrained encoder's vectors: encode with the encoder")
             parts.append(batch.encoded)
+        if self.config.reveal_dim:
+            given_heads = batch.given_heads if batch.given_heads is not None else torch.zeros_like(words)
+            given_labels = batch.given_labels if batch.given_labels is not None else torch.zeros_like(words)
+            parts += [self.given_heads(given_heads), self.given_labels(given_labels)]
         inputs = self.dropout(torch.cat(parts, dim=-1))
         packed = pack_padded_sequence(inputs, batch.lengths, batch_first=True, enforce_sorted=False)
         states, _ = self.encoder(packed)
