@@ -118,7 +118,10 @@ class BiaffineParser(BaseParser):
         verbose: print each epoch's dev LAS to stderr.
         reveal: highest rate of gold arcs revealed as inputs in training (module docstring);
             0 (default): the network reads no given arcs and trains exactly as before.
-        reveal_dim: size of the given-head and given-label embeddings when ``reveal > 0``.
+        reveal_errors: highest rate at which the words the network gets wrong (its best heads
+            before each training step) are revealed as well (per sentence ``r_e ~ U(0,
+            reveal_errors)``): an annotator's fixes are the parser's errors. 0: random arcs only.
+        reveal_dim: size of the given-head and given-label embeddings when either rate is > 0.
         reveal_loss: keep the revealed arcs in the training loss.
 
     Raises:
@@ -136,6 +139,7 @@ class BiaffineParser(BaseParser):
     reveal: float = 0.0
     reveal_dim: int = 32
     reveal_loss: bool = False
+    reveal_errors: float = 0.0
 
     def __init__(self, *, tag_inputs: bool = False, word_dim: int = 100, char_dim: int = 50,
                  char_hidden: int = 50, hidden: int = 200, layers: int = 2, arc_dim: int = 256,
@@ -144,7 +148,7 @@ class BiaffineParser(BaseParser):
                  learning_rate: float = 2e-3, vectors: str | None = None, vectors_limit: int = 20_000,
                  encoder: str | None = None, random_state: int = 0, threads: int | None = 1,
                  verbose: bool = False, reveal: float = 0.0, reveal_dim: int = 32,
-                 reveal_loss: bool = False) -> None:
+                 reveal_loss: bool = False, reveal_errors: float = 0.0) -> None:
         require_torch()
         if encoder is not None and importlib.util.find_spec("transformers") is None:
             raise ImportError(TRANSFORMERS_HINT)
@@ -172,6 +176,7 @@ class BiaffineParser(BaseParser):
         self.reveal = reveal
         self.reveal_dim = reveal_dim
         self.reveal_loss = reveal_loss
+        self.reveal_errors = reveal_errors
 
     @property
     def reads_constraints(self) -> bool:
@@ -189,10 +194,12 @@ class BiaffineParser(BaseParser):
         from parsing.biaffine.network import JointNetwork, NetworkConfig
         from parsing.biaffine.training import TrainSettings, train_network
 
-        if not 0.0 <= self.reveal <= 1.0:
-            raise ValueError(f"reveal is a rate of revealed arcs in [0, 1], got {self.reveal}")
-        if self.reveal > 0 and self.reveal_dim < 1:
-            raise ValueError(f"reveal_dim must be at least 1 when reveal > 0, got {self.reveal_dim}")
+        for name in ("reveal", "reveal_errors"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} is a rate of revealed arcs in [0, 1], got {getattr(self, name)}")
+        revealing = self.reveal > 0 or self.reveal_errors > 0
+        if revealing and self.reveal_dim < 1:
+            raise ValueError(f"reveal_dim must be at least 1 when arcs are revealed, got {self.reveal_dim}")
         train = [_annotated_only(s) for s in sentences if len(s) > 0]
         if not train:
             raise ValueError("the biaffine member needs at least one non-empty training sentence")
@@ -219,13 +226,14 @@ class BiaffineParser(BaseParser):
 
             contextual = load_encoder(self.encoder, cache=True)  # each sentence encoded once
             sizes["encoder_dim"] = contextual.dim
-        if self.reveal > 0:
+        if revealing:
             sizes["reveal_dim"] = self.reveal_dim
         config = NetworkConfig(**sizes, **self._layer_params())  # type: ignore[arg-type]
         settings = TrainSettings(max_epochs=self.max_epochs, max_seconds=self.max_seconds,
                                  patience=self.patience, batch_size=self.batch_size,
                                  learning_rate=self.learning_rate, seed=self.random_state,
-                                 reveal=self.reveal, reveal_loss=self.reveal_loss)
+                                 reveal=self.reveal, reveal_errors=self.reveal_errors,
+                                 reveal_loss=self.reveal_loss)
         log = (lambda message: print(f"[biaffine] {message}", file=sys.stderr)) if self.verbose else None
         with _seeded(self.random_state, self.threads):
             network = JointNetwork(config)

@@ -95,6 +95,16 @@ def test_revealed_arcs_are_drawn_per_sentence_and_left_out_of_the_loss(sentences
     assert kept.targets["heads"][0, 1] == int(sentences[0].heads[1])
 
 
+def test_the_networks_own_errors_can_be_revealed(sentences: list[Sentence]) -> None:
+    rng = np.random.default_rng(3)
+    wrong = [[1, 2] if len(s) >= 2 else [] for s in sentences[:40]]
+    given = reveal_arcs(sentences[:40], 0.0, rng, wrong=wrong, reveal_errors=1.0)
+    assert all(set(arcs.heads) <= {1, 2} for arcs in given) and any(arcs.heads for arcs in given)
+    parser = BiaffineParser(**{**TINY, "max_epochs": 1}, reveal_errors=0.8, random_state=1).fit(
+        sentences[:16], sentences[40:])
+    assert parser.reads_constraints and parser.config_["reveal_dim"] == 8
+
+
 def test_a_revealed_arc_changes_the_other_words_scores(revealing: BiaffineParser,
                                                       sentences: list[Sentence]) -> None:
     moved = 0
