@@ -57,6 +57,7 @@ class Batch:
         given_heads: each word's given head as an :func:`offset_bucket` id (0: not given),
             ``(B, T)``; None when no arcs are given (the revealing member reads zeros).
         given_labels: each word's given label id (0: not given), ``(B, T)``; None likewise.
+        given_positions: each word's given head position (-1: not given), ``(B, T)``; None likewise.
     """
 
     words: Tensor
@@ -70,6 +71,7 @@ class Batch:
     encoded: Tensor | None = None
     given_heads: Tensor | None = None
     given_labels: Tensor | None = None
+    given_positions: Tensor | None = None
 
     @property
     def mask(self) -> Tensor:
@@ -103,18 +105,21 @@ def offset_bucket(dependent: int, head: int) -> int:
 
 
 def _given(sentences: Sequence[Sentence], given: Sequence[Constraints | None], width: int,
-           deprels: Vocabulary) -> tuple[Tensor, Tensor]:
-    """:attr:`Batch.given_heads` and :attr:`Batch.given_labels` of the arcs ``given`` per sentence."""
+           deprels: Vocabulary) -> tuple[Tensor, Tensor, Tensor]:
+    """:attr:`Batch.given_heads`, :attr:`Batch.given_labels` and :attr:`Batch.given_positions`
+    of the arcs ``given`` per sentence."""
     heads = torch.zeros((len(sentences), width), dtype=torch.long)
     labels = torch.zeros((len(sentences), width), dtype=torch.long)
+    positions = torch.full((len(sentences), width), -1, dtype=torch.long)
     for b, arcs in enumerate(given):
         if arcs is None:
             continue
         for dependent, head in arcs.heads.items():
             heads[b, dependent] = offset_bucket(dependent, head)
+            positions[b, dependent] = head
         for dependent, label in arcs.labels.items():
             labels[b, dependent] = deprels.ids([label])[0]
-    return heads, labels
+    return heads, labels, positions
 
 
 def encode(sentences: Sequence[Sentence], vocabularies: Mapping[str, Vocabulary],
@@ -152,8 +157,8 @@ def encode(sentences: Sequence[Sentence], vocabularies: Mapping[str, Vocabulary]
         targets["heads"].append(_target(heads, known))
         ids = vocabularies["deprels"].ids(sentence.deprels)
         targets["deprels"].append(_target(ids, [i > 1 and ok for i, ok in zip(ids, known, strict=True)]))
-    given_heads, given_labels = (_given(sentences, given, width, vocabularies["deprels"])
-                                 if given is not None else (None, None))
+    given_heads, given_labels, given_positions = (_given(sentences, given, width, vocabularies["deprels"])
+                                                  if given is not None else (None, None, None))
     return Batch(
         words=words,
         lengths=torch.tensor([len(s) + 1 for s in sentences], dtype=torch.long),
@@ -167,6 +172,7 @@ def encode(sentences: Sequence[Sentence], vocabularies: Mapping[str, Vocabulary]
         encoded=contextual(sentences) if contextual is not None else None,
         given_heads=given_heads,
         given_labels=given_labels,
+        given_positions=given_positions,
     )
 
 

@@ -54,7 +54,8 @@ def decode_batch(network: JointNetwork, vocabularies: Mapping[str, Vocabulary], 
     with torch.inference_mode():
         batch = encode(sentences, vocabularies, contextual, given=given)
         states, chars = network.encode(batch)
-        log_probs = torch.log_softmax(network.arc_scores(states, batch.lengths), dim=-1).double().numpy()
+        scores = network.arc_scores(states, batch.lengths, batch.given_positions)
+        log_probs = torch.log_softmax(scores, dim=-1).double().numpy()
         chosen = torch.zeros_like(batch.words)
         trees = []
         for b, sentence in enumerate(sentences):

@@ -122,6 +122,8 @@ class BiaffineParser(BaseParser):
             before each training step) are revealed as well (per sentence ``r_e ~ U(0,
             reveal_errors)``): an annotator's fixes are the parser's errors. 0: random arcs only.
         reveal_dim: size of the given-head and given-label embeddings when either rate is > 0.
+        reveal_cross: also add a learned bias to every arc by the number of given arcs it
+            crosses (0 to 3 or more): a fixed attachment then bounds the words it spans.
         reveal_loss: keep the revealed arcs in the training loss.
 
     Raises:
@@ -140,6 +142,7 @@ class BiaffineParser(BaseParser):
     reveal_dim: int = 32
     reveal_loss: bool = False
     reveal_errors: float = 0.0
+    reveal_cross: bool = False
 
     def __init__(self, *, tag_inputs: bool = False, word_dim: int = 100, char_dim: int = 50,
                  char_hidden: int = 50, hidden: int = 200, layers: int = 2, arc_dim: int = 256,
@@ -148,7 +151,7 @@ class BiaffineParser(BaseParser):
                  learning_rate: float = 2e-3, vectors: str | None = None, vectors_limit: int = 20_000,
                  encoder: str | None = None, random_state: int = 0, threads: int | None = 1,
                  verbose: bool = False, reveal: float = 0.0, reveal_dim: int = 32,
-                 reveal_loss: bool = False, reveal_errors: float = 0.0) -> None:
+                 reveal_loss: bool = False, reveal_errors: float = 0.0, reveal_cross: bool = False) -> None:
         require_torch()
         if encoder is not None and importlib.util.find_spec("transformers") is None:
             raise ImportError(TRANSFORMERS_HINT)
@@ -177,6 +180,7 @@ class BiaffineParser(BaseParser):
         self.reveal_dim = reveal_dim
         self.reveal_loss = reveal_loss
         self.reveal_errors = reveal_errors
+        self.reveal_cross = reveal_cross
 
     @property
     def reads_constraints(self) -> bool:
@@ -228,6 +232,7 @@ class BiaffineParser(BaseParser):
             sizes["encoder_dim"] = contextual.dim
         if revealing:
             sizes["reveal_dim"] = self.reveal_dim
+            sizes["reveal_cross"] = self.reveal_cross
         config = NetworkConfig(**sizes, **self._layer_params())  # type: ignore[arg-type]
         settings = TrainSettings(max_epochs=self.max_epochs, max_seconds=self.max_seconds,
                                  patience=self.patience, batch_size=self.batch_size,

@@ -62,6 +62,8 @@ class NetworkConfig:
     :mod:`parsing.biaffine.contextual`)."""
     reveal_dim: int = 0
     """Size of the given-head and given-label embeddings (0: the network reads no given arcs)."""
+    reveal_cross: bool = False
+    """Add a learned bias to each arc by how many given arcs it crosses (0, 1, 2, 3 or more)."""
 
     def as_dict(self) -> dict[str, int | float | bool]:
         """The config as a JSON-ready dict (:class:`NetworkConfig` ``(**d)`` rebuilds it)."""
@@ -70,6 +72,22 @@ class NetworkConfig:
 
 def _mlp(size_in: int, size_out: int, dropout: float) -> nn.Sequential:
     return nn.Sequential(nn.Linear(size_in, size_out), nn.LeakyReLU(0.1), nn.Dropout(dropout))
+
+
+def crossings(given: Tensor) -> Tensor:
+    """How many given arcs each arc ``d -> h`` crosses: ``(B, T)`` given heads (-1: none) →
+    ``(B, T, T)`` counts ``[b, d, h]`` (two arcs cross when exactly one end of either lies
+    strictly inside the other's span)."""
+    width = given.shape[1]
+    position = torch.arange(width)
+    known = given >= 0
+    low = torch.minimum(position[None, :], given)[:, None, None, :]   # (B, 1, 1, K)
+    high = torch.maximum(position[None, :], given)[:, None, None, :]
+    d, h = position[:, None], position[None, :]
+    low2 = torch.minimum(d, h)[None, :, :, None]                       # (1, T, T, 1)
+    high2 = torch.maximum(d, h)[None, :, :, None]
+    cross = ((low < low2) & (low2 < high) & (high < high2)) | ((low2 < low) & (low < high2) & (high2 < high))
+    return (cross & known[:, None, None, :]).sum(-1)
 
 
 class CharEncoder(nn.Module):
@@ -109,6 +127,8 @@ class JointNetwork(nn.Module):
             self.given_heads = nn.Embedding(REVEAL_BUCKETS, c.reveal_dim, padding_idx=0)
             self.given_labels = nn.Embedding(c.deprels, c.reveal_dim, padding_idx=0)
             size += 2 * c.reveal_dim
+        if c.reveal_cross:
+            self.cross_bias = nn.Parameter(torch.zeros(4))
         self.dropout = nn.Dropout(c.dropout)
         self.encoder = nn.LSTM(size, c.hidden, num_layers=c.layers, batch_first=True, bidirectional=True,
                                dropout=c.dropout if c.layers > 1 else 0.0)
@@ -157,11 +177,14 @@ class JointNetwork(nn.Module):
         logits["lemmas"] = self.classifiers["lemmas"](torch.cat([states, chars], dim=-1))
         return logits
 
-    def arc_scores(self, states: Tensor, lengths: Tensor) -> Tensor:
-        """``s[b, d, h]``, shape ``(B, T, T)``; ``-inf`` for a head past the sentence's end or ``h == d``."""
+    def arc_scores(self, states: Tensor, lengths: Tensor, given: Tensor | None = None) -> Tensor:
+        """``s[b, d, h]``, shape ``(B, T, T)``; ``-inf`` for a head past the sentence's end or ``h == d``.
+        ``given``: the given heads (:attr:`Batch.given_positions`), read with ``reveal_cross``."""
         dep, head = self.arc_dep(states), self.arc_head(states)
         scores = torch.einsum("bda,ae,bhe->bdh", dep, self.arc_weight, head)
         scores = scores + torch.matmul(head, self.arc_bias)[:, None, :]
+        if self.config.reveal_cross and given is not None:
+            scores = scores + self.cross_bias[crossings(given).clamp(max=3)]
         width = states.shape[1]
         positions = torch.arange(width)
         invalid = (positions[None, None, :] >= lengths[:, None, None]) | torch.eye(width, dtype=torch.bool)
@@ -185,7 +208,7 @@ class JointNetwork(nn.Module):
                                               ignore_index=IGNORE)
                   for name, logits in self.tag_logits(states, chars).items()
                   if bool((targets[name] != IGNORE).any())]
-        arcs = self.arc_scores(states, batch.lengths)
+        arcs = self.arc_scores(states, batch.lengths, batch.given_positions)
         heads = targets["heads"]
         arcs = arcs.masked_fill(heads[..., None] == IGNORE, 0.0)  # rows without a target: no -inf-only rows
         losses.append(nn.functional.cross_entropy(arcs.flatten(0, 1), heads.flatten(), ignore_index=IGNORE))

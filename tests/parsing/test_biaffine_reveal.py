@@ -15,6 +15,7 @@ torch = pytest.importorskip("torch")
 
 from parsing.biaffine.batching import IGNORE, REVEAL_BUCKETS, build_vocabularies, encode, offset_bucket  # noqa: E402
 from parsing.biaffine.member import BiaffineParser  # noqa: E402
+from parsing.biaffine.network import crossings  # noqa: E402
 from parsing.biaffine.training import reveal_arcs  # noqa: E402
 from parsing.conllu_io import load_sentences  # noqa: E402
 from parsing.constraints import Constraints  # noqa: E402
@@ -103,6 +104,30 @@ def test_the_networks_own_errors_can_be_revealed(sentences: list[Sentence]) -> N
     parser = BiaffineParser(**{**TINY, "max_epochs": 1}, reveal_errors=0.8, random_state=1).fit(
         sentences[:16], sentences[40:])
     assert parser.reads_constraints and parser.config_["reveal_dim"] == 8
+
+
+def test_crossings_count_the_given_arcs_an_arc_crosses() -> None:
+    given = torch.tensor([[-1, -1, 5, -1, -1, -1, -1]])  # 2 -> 5
+    count = crossings(given)[0]
+    assert [int(count[d, h]) for d, h in ((3, 6), (6, 3), (1, 3), (4, 0))] == [1, 1, 1, 1]
+    assert [int(count[d, h]) for d, h in ((3, 4), (1, 6), (1, 2), (2, 5), (5, 2))] == [0, 0, 0, 0, 0]
+    two = torch.tensor([[-1, 3, -1, -1, -1, 7, -1, -1]])  # 1 -> 3 and 5 -> 7: 2 -> 6 crosses both
+    assert int(crossings(two)[0, 2, 6]) == 2 and int(crossings(two)[0, 4, 6]) == 1
+
+
+def test_with_reveal_cross_an_arc_across_a_given_one_is_scored_apart(sentences: list[Sentence]) -> None:
+    parser = BiaffineParser(**{**TINY, "max_epochs": 3}, reveal=0.8, reveal_cross=True, random_state=1).fit(
+        sentences[:40], sentences[40:])
+    bias = parser.weights_["cross_bias"]
+    assert bias.shape == (4,) and bias[1] < bias[0]  # gold arcs seldom cross given ones: learned
+    sentence = next(s for s in sentences[40:] if len(s) >= 6)
+    far = {d: h for d, h in enumerate(sentence.heads) if d > 0 and abs(int(h) - d) >= 2}
+    if not far:
+        pytest.skip("no long arc in the chosen sentence")
+    d, h = next(iter(far.items()))
+    free = _log_probs(parser, sentence, None)
+    given = _log_probs(parser, sentence, Constraints({d: int(h)}))
+    assert not np.allclose(free, given)
 
 
 def test_a_revealed_arc_changes_the_other_words_scores(revealing: BiaffineParser,
