@@ -81,6 +81,13 @@ def parse_settings(items: Sequence[str]) -> dict[str, dict[str, Any]]:
     return settings
 
 
+def _plain_params(parser: Any) -> dict[str, Any]:
+    """A member's scalar settings as its model file holds them (its defaults when it was trained
+    included), for the result lines."""
+    return {key: value for key, value in parser.get_params().items()
+            if isinstance(value, (bool, int, float, str)) or value is None}
+
+
 def model_dir(models: Path, treebank: str, parsers: list[str],
               settings: dict[str, dict[str, Any]] | None = None) -> Path:
     """The treebank's model of ``parsers`` (``models/graph1+eager+hybrid/TREEBANK``; with
@@ -117,7 +124,9 @@ def run(treebanks: list[str], parsers: list[str], models: Path, out: Path,
                                     accept_share=accept)
             line = {"treebank": treebank, "variant": name, "policy": policy, "interactive": interactive,
                     "confirm": confirm, "accept_share": accept, "parsers": bundle.ensemble_members,
-                    "setup": setup_name(parsers, settings), "settings": settings or {}, "model": str(folder),
+                    "setup": setup_name(parsers, settings), "settings": settings or {},
+                    "member_params": {member: _plain_params(bundle.parsers[member]) for member in parsers},
+                    "model": str(folder),
                     "seconds": round(time.perf_counter() - started, 1), **result}
             with out.open("a", encoding="utf-8") as handle:
                 handle.write(json.dumps(line) + "\n")

@@ -39,8 +39,8 @@ class TrainSettings:
     """Highest rate of revealed gold arcs (:func:`reveal_arcs`); 0: none."""
     reveal_errors: float = 0.0
     """Highest rate at which the network's own wrong heads are revealed too (:func:`reveal_arcs`)."""
-    reveal_loss: bool = False
-    """Keep the revealed arcs in the loss (default: their head and label targets are ignored)."""
+    reveal_loss: bool = True
+    """Keep the revealed arcs in the loss (False: their head and label targets are ignored)."""
 
 
 @dataclass(slots=True)
