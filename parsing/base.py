@@ -57,6 +57,13 @@ class BaseParser(BaseEstimator, ABC):  # type: ignore[misc]
         """
         raise NotImplementedError(f"{type(self).__name__} ({self.name}) cannot parse under constraints")
 
+    @property
+    def reads_constraints(self) -> bool:
+        """Whether :meth:`predict_constrained` reads the forced arcs as inputs (not only keeps
+        them), so its other arcs may change under constraints its free parse already satisfied
+        (the ``biaffine`` member with ``reveal``). A re-parse then always asks it again."""
+        return False
+
     def save(self, path: str | Path) -> None:
         """Write the fitted parser to ``path`` (arrays plus JSON: :mod:`parsing.persist`)."""
         save_model(self, path)

@@ -15,6 +15,7 @@ from torch import Tensor
 
 from parsing.biaffine.vectors import lookup
 from parsing.biaffine.vocab import Vocabulary, lemma_script
+from parsing.constraints import Constraints
 from parsing.types import Sentence
 
 MAX_CHARS = 40
@@ -25,6 +26,12 @@ IGNORE = -100
 
 COLUMNS = ("upos", "xpos", "feats")
 """The tag columns the network predicts (and reads, with gold tags as inputs)."""
+
+REVEAL_REACH = 20
+"""Signed head offsets of a given arc farther than this are read as this far (:func:`offset_bucket`)."""
+
+REVEAL_BUCKETS = 2 + 2 * REVEAL_REACH
+"""Ids of :func:`offset_bucket`: 0 (no head given), 1 (ROOT), then the clipped signed offsets."""
 
 Contextual = Callable[[Sequence[Sentence]], Tensor]
 """Vectors of a pretrained encoder for sentences, shape ``(B, T, E)`` (ROOT's row and padding
@@ -47,6 +54,10 @@ class Batch:
         pretrained: rows of the pretrained word vectors (:mod:`parsing.biaffine.vectors`),
             ``(B, T)``; None without vectors.
         encoded: a pretrained encoder's word vectors, ``(B, T, E)``; None without one.
+        given_heads: each word's given head as an :func:`offset_bucket` id (0: not given),
+            ``(B, T)``; None when no arcs are given (the revealing member reads zeros).
+        given_labels: each word's given label id (0: not given), ``(B, T)``; None likewise.
+        given_positions: each word's given head position (-1: not given), ``(B, T)``; None likewise.
     """
 
     words: Tensor
@@ -58,6 +69,9 @@ class Batch:
     targets: dict[str, Tensor]
     pretrained: Tensor | None = None
     encoded: Tensor | None = None
+    given_heads: Tensor | None = None
+    given_labels: Tensor | None = None
+    given_positions: Tensor | None = None
 
     @property
     def mask(self) -> Tensor:
@@ -76,12 +90,48 @@ def _target(values: Sequence[int], known: Sequence[bool]) -> list[int]:
     return [IGNORE] + [v if ok else IGNORE for v, ok in zip(values[1:], known[1:], strict=True)]
 
 
+def offset_bucket(dependent: int, head: int) -> int:
+    """The input id of a given arc ``dependent -> head``: 1 for ROOT, else the signed offset
+    ``head - dependent`` clipped to ``±REVEAL_REACH``, as ``2..REVEAL_BUCKETS-1`` (0 is "no head given").
+
+    Examples:
+        >>> offset_bucket(3, 0), offset_bucket(3, 2), offset_bucket(3, 4), offset_bucket(1, 90)
+        (1, 21, 22, 41)
+    """
+    if head == 0:
+        return 1
+    offset = max(-REVEAL_REACH, min(REVEAL_REACH, head - dependent))
+    return 2 + REVEAL_REACH + offset - (offset > 0)
+
+
+def _given(sentences: Sequence[Sentence], given: Sequence[Constraints | None], width: int,
+           deprels: Vocabulary) -> tuple[Tensor, Tensor, Tensor]:
+    """:attr:`Batch.given_heads`, :attr:`Batch.given_labels` and :attr:`Batch.given_positions`
+    of the arcs ``given`` per sentence."""
+    heads = torch.zeros((len(sentences), width), dtype=torch.long)
+    labels = torch.zeros((len(sentences), width), dtype=torch.long)
+    positions = torch.full((len(sentences), width), -1, dtype=torch.long)
+    for b, arcs in enumerate(given):
+        if arcs is None:
+            continue
+        for dependent, head in arcs.heads.items():
+            heads[b, dependent] = offset_bucket(dependent, head)
+            positions[b, dependent] = head
+        for dependent, label in arcs.labels.items():
+            labels[b, dependent] = deprels.ids([label])[0]
+    return heads, labels, positions
+
+
 def encode(sentences: Sequence[Sentence], vocabularies: Mapping[str, Vocabulary],
-           contextual: Contextual | None = None) -> Batch:
+           contextual: Contextual | None = None, *, given: Sequence[Constraints | None] | None = None,
+           hide_given: bool = False) -> Batch:
     """The tensors of ``sentences`` under ``vocabularies`` (keys ``words``, ``chars``,
     :data:`COLUMNS`, ``lemmas``, ``deprels``, and ``pretrained`` with word vectors); unknown
     strings get the unknown id as inputs and :data:`IGNORE` as targets. ``contextual`` adds an
-    encoder's vectors (:attr:`Batch.encoded`)."""
+    encoder's vectors (:attr:`Batch.encoded`). ``given``: arcs (and labels) whose heads are
+    known, one :class:`~parsing.constraints.Constraints` or None per sentence, read as inputs
+    (:attr:`Batch.given_heads`, :attr:`Batch.given_labels`); with ``hide_given`` their head
+    and label targets are :data:`IGNORE` (a revealed arc is not a lesson)."""
     width = max(len(s) for s in sentences) + 1
     forms = sorted({form for s in sentences for form in s.forms})
     row_of = {form: i for i, form in enumerate(forms)}
@@ -99,10 +149,16 @@ def encode(sentences: Sequence[Sentence], vocabularies: Mapping[str, Vocabulary]
         ids = vocabularies["lemmas"].ids(scripts)
         known = [i > 1 and lemma != "_" for i, lemma in zip(ids, sentence.lemmas, strict=True)]
         targets["lemmas"].append(_target(ids, known))
+    arcs_of: Sequence[Constraints | None] = given if given is not None else [None] * len(sentences)
+    for sentence, arcs in zip(sentences, arcs_of, strict=True):
+        hidden = set(arcs.heads) if hide_given and arcs is not None else set()
         heads = [int(h) for h in sentence.heads]
-        targets["heads"].append(_target(heads, [h >= 0 for h in heads]))
+        known = [h >= 0 and d not in hidden for d, h in enumerate(heads)]
+        targets["heads"].append(_target(heads, known))
         ids = vocabularies["deprels"].ids(sentence.deprels)
-        targets["deprels"].append(_target(ids, [i > 1 and h >= 0 for i, h in zip(ids, heads, strict=True)]))
+        targets["deprels"].append(_target(ids, [i > 1 and ok for i, ok in zip(ids, known, strict=True)]))
+    given_heads, given_labels, given_positions = (_given(sentences, given, width, vocabularies["deprels"])
+                                                  if given is not None else (None, None, None))
     return Batch(
         words=words,
         lengths=torch.tensor([len(s) + 1 for s in sentences], dtype=torch.long),
@@ -114,6 +170,9 @@ def encode(sentences: Sequence[Sentence], vocabularies: Mapping[str, Vocabulary]
         pretrained=_padded([lookup(vocabularies["pretrained"], s.forms) for s in sentences], width, 0)
         if "pretrained" in vocabularies else None,
         encoded=contextual(sentences) if contextual is not None else None,
+        given_heads=given_heads,
+        given_labels=given_labels,
+        given_positions=given_positions,
     )
 
 

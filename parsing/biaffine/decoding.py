@@ -47,12 +47,15 @@ def decode_batch(network: JointNetwork, vocabularies: Mapping[str, Vocabulary], 
     ``own_tags``: the network parsed from its own tags (not the input's), so its UPOS goes into
     ``Parse.upos`` and ``extras["own_tags"]`` is True; otherwise ``Parse.upos`` stays None (the
     input's tags are the ones parsed with) and the predicted UPOS is ``extras["upos"]``.
-    ``contextual``: the pretrained encoder whose vectors the network reads, if any."""
+    ``contextual``: the pretrained encoder whose vectors the network reads, if any. A revealing
+    network (``config.reveal_dim``) also reads the forced arcs and labels as inputs."""
     network.eval()
+    given = constraints if network.config.reveal_dim and constraints is not None else None
     with torch.inference_mode():
-        batch = encode(sentences, vocabularies, contextual)
+        batch = encode(sentences, vocabularies, contextual, given=given)
         states, chars = network.encode(batch)
-        log_probs = torch.log_softmax(network.arc_scores(states, batch.lengths), dim=-1).double().numpy()
+        scores = network.arc_scores(states, batch.lengths, batch.given_positions)
+        log_probs = torch.log_softmax(scores, dim=-1).double().numpy()
         chosen = torch.zeros_like(batch.words)
         trees = []
         for b, sentence in enumerate(sentences):

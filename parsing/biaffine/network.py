@@ -5,7 +5,10 @@ id with probability ``word_dropout``) plus the final states of a character BiLST
 ``tag_inputs``) embeddings of the input UPOS, XPOS and FEATS, plus (when the user brings them)
 a frozen pretrained word vector (``pretrained``, from a ``.vec`` file) and a pretrained
 encoder's vector (``encoder_dim``, the average of the word's subword pieces in its last layer:
-UDPipe 2 with BERT). A BiLSTM over the sentence reads them; linear classifiers predict UPOS,
+UDPipe 2 with BERT), plus (a revealing network, ``reveal_dim > 0``) embeddings of the word's
+given head (its signed offset, :func:`~parsing.biaffine.batching.offset_bucket`) and given
+label, zero vectors when none is given: arcs an annotator set are read by the BiLSTM, so they
+inform their neighbours' scores. A BiLSTM over the sentence reads them; linear classifiers predict UPOS,
 XPOS, FEATS and the lemma script from its states; two MLPs give each word a *dependent* and a
 *head* view, and a biaffine product scores every arc::
 
@@ -23,7 +26,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from parsing.biaffine.batching import COLUMNS, IGNORE, Batch
+from parsing.biaffine.batching import COLUMNS, IGNORE, REVEAL_BUCKETS, Batch
 
 TARGETS = (*COLUMNS, "lemmas")
 """The per-word classifiers besides the parser."""
@@ -57,6 +60,10 @@ class NetworkConfig:
     encoder_dim: int = 0
     """Size of a pretrained encoder's word vectors read as input (0: none;
     :mod:`parsing.biaffine.contextual`)."""
+    reveal_dim: int = 0
+    """Size of the given-head and given-label embeddings (0: the network reads no given arcs)."""
+    reveal_cross: bool = False
+    """Add a learned bias to each arc by how many given arcs it crosses (0, 1, 2, 3 or more)."""
 
     def as_dict(self) -> dict[str, int | float | bool]:
         """The config as a JSON-ready dict (:class:`NetworkConfig` ``(**d)`` rebuilds it)."""
@@ -65,6 +72,22 @@ class NetworkConfig:
 
 def _mlp(size_in: int, size_out: int, dropout: float) -> nn.Sequential:
     return nn.Sequential(nn.Linear(size_in, size_out), nn.LeakyReLU(0.1), nn.Dropout(dropout))
+
+
+def crossings(given: Tensor) -> Tensor:
+    """How many given arcs each arc ``d -> h`` crosses: ``(B, T)`` given heads (-1: none) →
+    ``(B, T, T)`` counts ``[b, d, h]`` (two arcs cross when exactly one end of either lies
+    strictly inside the other's span)."""
+    width = given.shape[1]
+    position = torch.arange(width)
+    known = given >= 0
+    low = torch.minimum(position[None, :], given)[:, None, None, :]   # (B, 1, 1, K)
+    high = torch.maximum(position[None, :], given)[:, None, None, :]
+    d, h = position[:, None], position[None, :]
+    low2 = torch.minimum(d, h)[None, :, :, None]                       # (1, T, T, 1)
+    high2 = torch.maximum(d, h)[None, :, :, None]
+    cross = ((low < low2) & (low2 < high) & (high < high2)) | ((low2 < low) & (low < high2) & (high2 < high))
+    return (cross & known[:, None, None, :]).sum(-1)
 
 
 class CharEncoder(nn.Module):
@@ -100,6 +123,12 @@ class JointNetwork(nn.Module):
             self.tag_embeddings = nn.ModuleDict({col: nn.Embedding(getattr(c, col), c.tag_dim, padding_idx=0)
                                                  for col in COLUMNS})
             size += len(COLUMNS) * c.tag_dim
+        if c.reveal_dim:  # after the other inputs: a network without them draws the same weights as before
+            self.given_heads = nn.Embedding(REVEAL_BUCKETS, c.reveal_dim, padding_idx=0)
+            self.given_labels = nn.Embedding(c.deprels, c.reveal_dim, padding_idx=0)
+            size += 2 * c.reveal_dim
+        if c.reveal_cross:
+            self.cross_bias = nn.Parameter(torch.zeros(4))
         self.dropout = nn.Dropout(c.dropout)
         self.encoder = nn.LSTM(size, c.hidden, num_layers=c.layers, batch_first=True, bidirectional=True,
                                dropout=c.dropout if c.layers > 1 else 0.0)
@@ -132,6 +161,10 @@ class JointNetwork(nn.Module):
             if batch.encoded is None:
                 raise ValueError("this network reads a pretrained encoder's vectors: encode with the encoder")
             parts.append(batch.encoded)
+        if self.config.reveal_dim:
+            given_heads = batch.given_heads if batch.given_heads is not None else torch.zeros_like(words)
+            given_labels = batch.given_labels if batch.given_labels is not None else torch.zeros_like(words)
+            parts += [self.given_heads(given_heads), self.given_labels(given_labels)]
         inputs = self.dropout(torch.cat(parts, dim=-1))
         packed = pack_padded_sequence(inputs, batch.lengths, batch_first=True, enforce_sorted=False)
         states, _ = self.encoder(packed)
@@ -144,11 +177,14 @@ class JointNetwork(nn.Module):
         logits["lemmas"] = self.classifiers["lemmas"](torch.cat([states, chars], dim=-1))
         return logits
 
-    def arc_scores(self, states: Tensor, lengths: Tensor) -> Tensor:
-        """``s[b, d, h]``, shape ``(B, T, T)``; ``-inf`` for a head past the sentence's end or ``h == d``."""
+    def arc_scores(self, states: Tensor, lengths: Tensor, given: Tensor | None = None) -> Tensor:
+        """``s[b, d, h]``, shape ``(B, T, T)``; ``-inf`` for a head past the sentence's end or ``h == d``.
+        ``given``: the given heads (:attr:`Batch.given_positions`), read with ``reveal_cross``."""
         dep, head = self.arc_dep(states), self.arc_head(states)
         scores = torch.einsum("bda,ae,bhe->bdh", dep, self.arc_weight, head)
         scores = scores + torch.matmul(head, self.arc_bias)[:, None, :]
+        if self.config.reveal_cross and given is not None:
+            scores = scores + self.cross_bias[crossings(given).clamp(max=3)]
         width = states.shape[1]
         positions = torch.arange(width)
         invalid = (positions[None, None, :] >= lengths[:, None, None]) | torch.eye(width, dtype=torch.bool)
@@ -172,7 +208,7 @@ class JointNetwork(nn.Module):
                                               ignore_index=IGNORE)
                   for name, logits in self.tag_logits(states, chars).items()
                   if bool((targets[name] != IGNORE).any())]
-        arcs = self.arc_scores(states, batch.lengths)
+        arcs = self.arc_scores(states, batch.lengths, batch.given_positions)
         heads = targets["heads"]
         arcs = arcs.masked_fill(heads[..., None] == IGNORE, 0.0)  # rows without a target: no -inf-only rows
         losses.append(nn.functional.cross_entropy(arcs.flatten(0, 1), heads.flatten(), ignore_index=IGNORE))

@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from parsing.biaffine.batching import IGNORE, Contextual, encode
+from parsing.biaffine.batching import IGNORE, Batch, Contextual, encode
 from parsing.biaffine.network import JointNetwork
 from parsing.biaffine.vocab import Vocabulary
+from parsing.constraints import Constraints
 from parsing.types import Sentence
 
 Log = Callable[[str], None]
@@ -34,6 +35,12 @@ class TrainSettings:
     learning_rate: float = 2e-3
     clip: float = 5.0
     seed: int = 0
+    reveal: float = 0.0
+    """Highest rate of revealed gold arcs (:func:`reveal_arcs`); 0: none."""
+    reveal_errors: float = 0.0
+    """Highest rate at which the network's own wrong heads are revealed too (:func:`reveal_arcs`)."""
+    reveal_loss: bool = True
+    """Keep the revealed arcs in the loss (False: their head and label targets are ignored)."""
 
 
 @dataclass(slots=True)
@@ -62,6 +69,41 @@ def batches(sentences: Sequence[Sentence], size: int,
         yield [sentences[i] for i in group]
 
 
+def reveal_arcs(sentences: Sequence[Sentence], reveal: float, rng: np.random.Generator, *,
+                wrong: Sequence[Sequence[int]] | None = None,
+                reveal_errors: float = 0.0) -> list[Constraints]:
+    """Gold arcs given as inputs while training a revealing network: per sentence a rate
+    ``r ~ U(0, reveal)``, then each word with a known head is revealed (head and label) with
+    probability ``r``, as an annotator's arcs would be at any point of a correction. With
+    ``wrong`` (per sentence the words whose head the network now gets wrong) each of those is
+    also revealed with probability ``r_e ~ U(0, reveal_errors)`` (drawn per sentence): the arcs
+    an annotator fixes are the parser's errors, and a random one mostly tells it what it knew."""
+    given = []
+    for index, sentence in enumerate(sentences):
+        rate = rng.uniform(0.0, reveal) if reveal > 0 else 0.0
+        draws = rng.random(len(sentence))
+        words = {d for d in range(1, len(sentence) + 1) if draws[d - 1] < rate and sentence.heads[d] >= 0}
+        if wrong is not None and reveal_errors > 0:
+            error_rate = rng.uniform(0.0, reveal_errors)
+            words |= {d for d in wrong[index] if rng.random() < error_rate and sentence.heads[d] >= 0}
+        given.append(Constraints({d: int(sentence.heads[d]) for d in sorted(words)},
+                                 {d: sentence.deprels[d] for d in sorted(words)}))
+    return given
+
+
+def wrong_heads(network: JointNetwork, batch: Batch) -> list[list[int]]:
+    """Per sentence of ``batch`` the words whose best-scoring head (the network in eval mode,
+    nothing given) is not the gold one; the network is left in training mode."""
+    network.eval()
+    with torch.no_grad():
+        states, _ = network.encode(batch)
+        heads = network.arc_scores(states, batch.lengths).argmax(-1)
+    network.train()
+    gold = batch.targets["heads"]
+    wrong = (heads != gold) & (gold != IGNORE)
+    return [torch.nonzero(row).flatten().tolist() for row in wrong]
+
+
 def greedy_las(network: JointNetwork, sentences: Sequence[Sentence], vocabularies: Mapping[str, Vocabulary],
                size: int = 64, contextual: Contextual | None = None) -> float:
     """LAS (0..1) of the best head and label of each word (no tree constraint) on ``sentences``
@@ -88,10 +130,12 @@ def train_network(network: JointNetwork, train: Sequence[Sentence], dev: Sequenc
 
     The caller seeds torch (``torch.manual_seed``); batch order comes from ``settings.seed``.
     ``contextual``: the pretrained encoder whose vectors the network reads, if any. Frozen
-    weights (pretrained word vectors) are not optimised.
+    weights (pretrained word vectors) are not optimised. With ``settings.reveal`` each batch
+    reads randomly revealed gold arcs (:func:`reveal_arcs`); dev LAS is measured with none.
     """
     say = log or (lambda message: None)
     rng = np.random.default_rng(settings.seed)
+    reveal_rng = np.random.default_rng([settings.seed, 1])  # its own stream: the batch order is unchanged
     trained = [parameter for parameter in network.parameters() if parameter.requires_grad]
     optimizer = torch.optim.Adam(trained, lr=settings.learning_rate, betas=(0.9, 0.9))
     history = History()
@@ -104,7 +148,15 @@ def train_network(network: JointNetwork, train: Sequence[Sentence], dev: Sequenc
         out_of_time = False
         for group in batches(train, settings.batch_size, rng):
             optimizer.zero_grad()
-            loss = network.loss(encode(group, vocabularies, contextual))
+            given = None
+            if settings.reveal_errors > 0:
+                wrong = wrong_heads(network, encode(group, vocabularies, contextual))
+                given = reveal_arcs(group, settings.reveal, reveal_rng, wrong=wrong,
+                                    reveal_errors=settings.reveal_errors)
+            elif settings.reveal > 0:
+                given = reveal_arcs(group, settings.reveal, reveal_rng)
+            loss = network.loss(encode(group, vocabularies, contextual, given=given,
+                                       hide_given=not settings.reveal_loss))
             loss.backward()  # type: ignore[no-untyped-call]
             nn_utils_clip(network, settings.clip)
             optimizer.step()

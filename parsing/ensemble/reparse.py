@@ -26,6 +26,11 @@ members: a move that kept the larger set of forced arcs buildable was also the b
 those that keep it) that is the tree decoding again would give; for beam search and the
 second-order graph members it is a tree of the same search under fewer constraints. An
 annotator fixing one arc after another then re-decodes only the members that miss the new arc.
+
+A member that reads the forced arcs as inputs (:attr:`~parsing.base.BaseParser.reads_constraints`:
+the ``biaffine`` member with ``reveal``) is asked again for every sentence with forced arcs,
+its free or earlier parse never kept, and when the ensemble combines such a member its tree is
+combined again even where the free tree holds every forced arc: a human arc may move others.
 """
 
 from __future__ import annotations
@@ -84,23 +89,27 @@ def reparse_under_constraints(
         raise ValueError(f"no unconstrained parses of the ensemble's members {', '.join(missing)}")
     parses = {name: list(unconstrained[0][name]) for name in wanted}
     combined = list(unconstrained[1])
+    reading = {name for name in wanted if parsers[name].reads_constraints}
     redo = [i for i, (tree, forced) in enumerate(zip(combined, constraints, strict=True))
-            if not forced.satisfied_by(tree.heads)]
+            if not forced.satisfied_by(tree.heads) or (forced and reading & set(ensemble_members))]
     weights = ensemble_vote_weights(ensemble, ensemble_members, ensemble_members)
     member_weights = [weights[name] for name in ensemble_members]
     own_parses = [[parses[name][i] for name in ensemble_members] for i in redo]
     read = [adapt and reads_like_a_review(combined[i], constraints[i]) for i in redo]
     for name in wanted:  # members re-parse where they (or the ensemble) miss a forced arc
         own = parses[name]
-        earlier = start.get(name) if start is not None else None
-        kept = set()
-        if earlier is not None:
-            kept = {i for i, forced in enumerate(constraints)
-                    if forced and forced.satisfied_by(earlier[i].heads)}
-            for i in kept:
-                own[i] = earlier[i]
-        chosen = sorted({*redo, *(i for i, forced in enumerate(constraints)
-                                  if not forced.satisfied_by(own[i].heads))} - kept)
+        if name in reading:  # the forced arcs are its inputs: no parse without them stands
+            chosen = [i for i, forced in enumerate(constraints) if forced]
+        else:
+            earlier = start.get(name) if start is not None else None
+            kept = set()
+            if earlier is not None:
+                kept = {i for i, forced in enumerate(constraints)
+                        if forced and forced.satisfied_by(earlier[i].heads)}
+                for i in kept:
+                    own[i] = earlier[i]
+            chosen = sorted({*redo, *(i for i, forced in enumerate(constraints)
+                                      if not forced.satisfied_by(own[i].heads))} - kept)
         again = parsers[name].predict_constrained([sentences[i] for i in chosen],
                                                   [constraints[i] for i in chosen],
                                                   free=[own[i] for i in chosen])
