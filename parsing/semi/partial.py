@@ -55,8 +55,14 @@ from parsing.ensemble.base import stack_heads, token_weights
 from parsing.ensemble.constrained import force_combined
 from parsing.types import Parse, Sentence
 
-__all__ = ["Reparse", "doubtful_words", "flagged_words", "interactive_partial_trees", "labelled_share",
-           "partial_tree", "refill", "words_to_touch"]
+__all__ = ["FLAG_P_WRONG", "Reparse", "doubtful_words", "flagged_words", "interactive_partial_trees",
+           "labelled_share", "partial_tree", "refill", "words_to_touch"]
+
+
+FLAG_P_WRONG = 0.5
+"""The detector's ``p_wrong`` from which the editor counts a word as doubtful even when every
+member agrees on it (``A``, accept all agreed arcs, leaves it to the annotator): a flagged word is
+more likely wrong than right (the detector's probabilities are calibrated)."""
 
 
 def labelled_share(member_parses: Sequence[Parse], ensemble: Parse,
