@@ -62,7 +62,9 @@ __all__ = ["FLAG_P_WRONG", "Reparse", "doubtful_words", "flagged_words", "intera
 FLAG_P_WRONG = 0.5
 """The detector's ``p_wrong`` from which the editor counts a word as doubtful even when every
 member agrees on it (``A``, accept all agreed arcs, leaves it to the annotator): a flagged word is
-more likely wrong than right (the detector's probabilities are calibrated)."""
+more likely wrong than right (the detector's probabilities are calibrated). In simulated rounds
+(bench/README.md) share < 0.8 **or** ``p_wrong >= 0.3`` touched more words for no gain; at 0.5 the
+flags add few words to the share's."""
 
 
 def labelled_share(member_parses: Sequence[Parse], ensemble: Parse,
