@@ -18,6 +18,11 @@ writes its RESULT.json to ``bench/out/simulate/`` (an existing one is reused unl
 * ``curves-TREEBANK-N-SETTING.svg``: mean ensemble LAS against mean annotated tokens, one
   line per strategy (and ``self-training-TREEBANK-N-STRATEGY.svg``, one line per setting).
 
+Partial annotation is written into the strategy: ``expected-errors+partial-0.8`` (labelled vote
+share below 0.8), ``expected-errors+partial-0.8+flagged-0.5`` (below 0.8 or the round's arc error
+detector's ``p_wrong >= 0.5``), ``expected-errors+flagged-0.5`` (the detector alone); see
+``simulate_report.py`` for the other endings.
+
 Self-training settings are ``none``, ``own`` or ``ensemble``, optionally with the selection:
 ``ensemble:agreement``, ``own:random`` (default selection: ``--select``).
 
@@ -44,6 +49,7 @@ sys.path.insert(0, str(REPO))
 
 from simulate_report import (  # noqa: E402
     PER_ROUND,
+    flag_threshold,
     is_interactive,
     is_oracle_fill,
     is_refill,
@@ -110,6 +116,8 @@ def _job(args: argparse.Namespace, treebank: str, strategy: str, setting: tuple[
         command.append("--diversity")
     if threshold:
         command += ["--partial", threshold]
+    if flag := flag_threshold(strategy):
+        command += ["--flag-detector", flag]
     if is_interactive(strategy):
         command.append("--interactive")
     if is_refill(strategy):

@@ -2,7 +2,10 @@
 shares, partial annotation against full sentences, self-training gains, and SVG curves.
 
 Strategies are written ``STRATEGY``, ``STRATEGY+partial-THRESHOLD`` (the oracle annotates only
-words whose labelled vote share is below THRESHOLD) or ``STRATEGY+partial-THRESHOLD+interactive``
+words whose labelled vote share is below THRESHOLD), ``STRATEGY+partial-THRESHOLD+flagged-P``
+(below THRESHOLD **or** flagged by the round's arc error detector, ``p_wrong >= P``:
+``simulate --partial THRESHOLD --flag-detector P``), ``STRATEGY+flagged-P`` (the detector alone
+chooses the words: ``simulate --flag-detector P``) or ``STRATEGY+partial-THRESHOLD+interactive``
 (the same, one word at a time with a re-parse after each: ``simulate --interactive``), then
 optionally ``+refill`` (earlier partial trees filled again each round: ``--refill``) and
 ``+oracle-fill`` (a bound: whole true trees at the touched words' cost: ``--oracle-fill``).
@@ -30,6 +33,9 @@ Row = dict[str, Any]
 PARTIAL = "+partial-"
 """A strategy written ``STRATEGY+partial-THRESHOLD`` runs ``--strategy STRATEGY --partial THRESHOLD``
 (the oracle annotates only words whose labelled vote share is below THRESHOLD)."""
+FLAGGED = "+flagged-"
+"""After the strategy (and ``+partial-THRESHOLD``, if any): ``+flagged-P`` runs with
+``--flag-detector P`` (words with the round detector's ``p_wrong >= P`` are touched too)."""
 INTERACTIVE = "+interactive"
 """Ending a partial strategy: it runs with ``--interactive`` too."""
 REFILL = "+refill"
@@ -45,12 +51,37 @@ def strategy_parts(label: str) -> tuple[str, str | None]:
     (``+interactive``, ``+refill`` and ``+oracle-fill`` endings are not part of the threshold:
     :func:`is_interactive`, :func:`is_refill`, :func:`is_oracle_fill`).
 
+    ``+flagged-P`` is not part of it either (:func:`flag_threshold`).
+
     Examples:
         >>> strategy_parts("random"), strategy_parts("entropy+partial-0.8+interactive+refill")
         (('random', None), ('entropy', '0.8'))
+        >>> strategy_parts("expected-errors+partial-0.8+flagged-0.5"), strategy_parts("entropy+flagged-0.5")
+        (('expected-errors', '0.8'), ('entropy', None))
     """
-    strategy, _, threshold = _endings(label)[0].partition(PARTIAL)
+    strategy, _, threshold = _endings(label)[0].partition(FLAGGED)[0].partition(PARTIAL)
     return strategy, threshold or None
+
+
+def flag_threshold(label: str) -> str | None:
+    """``"entropy+partial-0.8+flagged-0.5"`` -> ``"0.5"`` (the ``--flag-detector`` threshold);
+    None without ``+flagged-P``.
+
+    Examples:
+        >>> flag_threshold("entropy+flagged-0.4+refill"), flag_threshold("entropy+partial-0.8")
+        ('0.4', None)
+    """
+    return _endings(label)[0].partition(FLAGGED)[2] or None
+
+
+def is_partial(label: str) -> bool:
+    """True when the oracle touches only some words: a share threshold, detector flags or both.
+
+    Examples:
+        >>> is_partial("entropy+flagged-0.5"), is_partial("entropy+partial-0.8"), is_partial("entropy")
+        (True, True, False)
+    """
+    return strategy_parts(label)[1] is not None or flag_threshold(label) is not None
 
 
 def _endings(label: str) -> tuple[str, frozenset[str]]:
@@ -66,7 +97,7 @@ def _endings(label: str) -> tuple[str, frozenset[str]]:
 
 def _has_ending(label: str, ending: str) -> bool:
     """True when a partial strategy's ``label`` carries ``ending``."""
-    return ending in _endings(label)[1] and strategy_parts(label)[1] is not None
+    return ending in _endings(label)[1] and is_partial(label)
 
 
 def is_interactive(label: str) -> bool:
@@ -256,13 +287,13 @@ def batch_label(row: Row) -> str:
 
 
 def partial_gain_table(rows: Sequence[Row]) -> str:
-    """For each ``STRATEGY+partial-T`` run: the human-touched tokens it needed (beyond the seed
-    trees) to reach :data:`GAIN_SHARE` of full-sentence annotation's final dev-LAS gain over the
-    seed trees, as % of the tokens full-sentence annotation added; against random selection and,
-    where it ran, the same STRATEGY without partial (same treebank and seed; no self-training).
-    The baselines add :data:`PER_ROUND` sentences a round; a partial run may add fewer (its
-    label says so, :func:`batch_label`): the target is the baseline's final LAS, whatever the
-    size of the partial run's rounds."""
+    """For each partial run (``STRATEGY+partial-T``, ``+flagged-P``, :func:`is_partial`): the human-touched
+    tokens it needed (beyond the seed trees) to reach :data:`GAIN_SHARE` of full-sentence annotation's
+    final dev-LAS gain over the seed trees, as % of the tokens full-sentence annotation added; against
+    random selection and, where it ran, the same STRATEGY without partial (same treebank and seed; no
+    self-training). The baselines add :data:`PER_ROUND` sentences a round; a partial run may add fewer
+    (its label says so, :func:`batch_label`): the target is the baseline's final LAS, whatever the size
+    of the partial run's rounds."""
     runs: dict[tuple[Any, ...], dict[str, dict[int, Row]]] = defaultdict(lambda: defaultdict(dict))
     for row in rows:
         if row["self_training"] == "none":
@@ -272,7 +303,7 @@ def partial_gain_table(rows: Sequence[Row]) -> str:
     means: dict[tuple[str, str], list[float]] = defaultdict(list)
     measured: dict[tuple[str, str], int] = defaultdict(int)  # treebanks with a comparable run
     for key in sorted(runs):
-        for strategy in sorted(s for s in runs[key] if strategy_parts(s)[1] is not None):
+        for strategy in sorted(s for s in runs[key] if is_partial(s)):
             written = next(iter(runs[key][strategy].values()))["strategy"]  # without batch_label's suffix
             for baseline in dict.fromkeys(["random", strategy_parts(written)[0]]):
                 shares, tried = [], 0

@@ -40,6 +40,7 @@ from app.services.trees import StaleVersionError, add_version
 from app.services.ud_checks import tree_warnings
 from app.services.validation import TreeError, differing_words, non_projective, validate_tree
 from app.team_models import Assignment
+from parsing.semi.partial import FLAG_P_WRONG
 
 
 class InvalidTree(ValueError):
@@ -124,7 +125,21 @@ def editor_data(session: DbSession, sentence: Sentence, *, branch: str = "") -> 
             session.get(SentenceState, sentence.id)),
         "notes": notes(session, sentence.id, hide=hidden_authors(session, sentence.id, branch)),
         "warnings": tree_warnings(session, sentence, start) if start is not None else [],
+        **detector_flags(session.get(SentenceState, sentence.id), n),
     }
+
+
+def detector_flags(state: SentenceState | None, n: int) -> dict[str, Any]:
+    """What the editor needs to count the words the round's arc error detector flags as doubtful
+    (issue #32): ``p_wrong``, the detector's score of each word's arc in the ensemble's tree
+    (words 1..n; None when the round that parsed the sentence had no detector, or the scores do
+    not fit the sentence, e.g. after a token edit), and ``flag_p_wrong``, the score from which a
+    word is flagged (:data:`parsing.semi.partial.FLAG_P_WRONG`)."""
+    scores = state.p_wrong if state is not None else None
+    if not isinstance(scores, list) or len(scores) != n or not all(
+            isinstance(p, int | float) and not isinstance(p, bool) for p in scores):
+        scores = None
+    return {"p_wrong": scores, "flag_p_wrong": FLAG_P_WRONG}
 
 
 def word_columns(

@@ -3,7 +3,13 @@
     python -m parsing simulate --train T.conllu --dev D.conllu --seed-trees N --per-round K \\
         --rounds R --strategy random|longest|disagreement|expected-errors|entropy|detector \\
         [--self-training none|own|ensemble] [--select random|agreement|confidence] \\
-        [--parsers NAMES] [--seed S] [--warm] --out RESULT.json [--plot CURVE.svg]
+        [--parsers NAMES] [--seed S] [--warm] [--partial THRESHOLD] [--flag-detector P] \\
+        --out RESULT.json [--plot CURVE.svg]
+
+Partial annotation: ``--partial THRESHOLD`` touches the words of a selected sentence whose
+labelled vote share is below THRESHOLD; ``--flag-detector P`` also touches the words whose
+``p_wrong`` by the round's arc error detector is at least P (share below THRESHOLD **or**
+flagged); ``--flag-detector P`` without ``--partial`` lets the detector alone choose.
 
 See :mod:`parsing.semi.simulate` for what a round does and the keys of RESULT.json.
 """
@@ -50,6 +56,13 @@ def _fraction(text: str) -> float:
     return value
 
 
+def _probability(text: str) -> float:
+    value = float(text)
+    if not 0.0 < value <= 1.0:
+        raise argparse.ArgumentTypeError("must lie in (0, 1]")
+    return value
+
+
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``simulate`` command."""
     sim = subparsers.add_parser(
@@ -93,6 +106,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     sim.add_argument("--partial", type=_fraction, metavar="THRESHOLD",
                      help="annotate only words whose head vote share is below THRESHOLD (e.g. 0.8); "
                           "annotated_tokens then counts the human-touched words")
+    sim.add_argument("--flag-detector", type=_probability, metavar="P",
+                     help="partial annotation chosen by the round's arc error detector too: also touch the "
+                          "words whose p_wrong is at least P (share below --partial OR flagged); without "
+                          "--partial, the detector alone chooses the words")
     sim.add_argument("--interactive", action="store_true",
                      help="with --partial: touch one doubtful word at a time, lowest share first, and "
                           "re-parse the sentence under the touched arcs after each (the editor's re-parsing)")
@@ -122,7 +139,7 @@ def run_simulate(args: argparse.Namespace) -> int:
         max_automatic=args.max_automatic, min_confidence=args.min_confidence,
         agreement_k=args.agreement_k, stratify_by_length=not args.no_stratify, partial=args.partial,
         interactive=args.interactive, refill=args.refill,
-        oracle_fill=args.oracle_fill,
+        oracle_fill=args.oracle_fill, flag_detector=args.flag_detector,
     )  # fmt: skip
     train = load_sentences(args.train)
     dev = load_sentences(args.dev)

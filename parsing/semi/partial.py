@@ -7,11 +7,16 @@ weight behind the ensemble's head and label together) is below ``threshold`` get
 head and label (a *human-touched* word, confirmed or fixed); every other word keeps the
 ensemble's arc. The share counts labels because a head share alone left the members' shared
 label errors in the training trees (simulated Telugu rounds stalled 1-3 LAS below whole-sentence
-annotation). Forcing the human arcs can make the ensemble's
-other arcs inconsistent (a cycle through a fixed word), so the tree is decoded again over
-the members' votes with the human arcs forced and the ensemble's arcs strongly preferred
-(:func:`parsing.ensemble.constrained.force_combined`, the constrained ensemble's step): the
-result is always a tree, equal to the ensemble's wherever that agrees with the human arcs.
+annotation). The round's arc error detector (:mod:`parsing.detect`) can choose words too
+(issue #32): :func:`words_to_touch` touches a word whose labelled share is below the threshold
+**or** whose ``p_wrong`` is at least ``min_p_wrong`` (the detector sees errors the members
+make alike, which the share never flags), and with no share threshold the detector alone
+chooses (its ``p_wrong`` ranks the wrong arcs better than the share does).
+Forcing the human arcs can make the ensemble's other arcs inconsistent (a cycle through a fixed
+word), so the tree is decoded again over the members' votes with the human arcs forced and the
+ensemble's arcs strongly preferred (:func:`parsing.ensemble.constrained.force_combined`, the
+constrained ensemble's step): the result is always a tree, equal to the ensemble's wherever
+that agrees with the human arcs.
 :func:`interactive_partial_trees` is the annotator of the editor with re-parsing on: one
 doubtful word at a time, the shares read again from a constrained re-parse after each (in
 simulated rounds it touched 2-10% fewer words, but the members learned no faster from its trees).
@@ -50,8 +55,16 @@ from parsing.ensemble.base import stack_heads, token_weights
 from parsing.ensemble.constrained import force_combined
 from parsing.types import Parse, Sentence
 
-__all__ = ["Reparse", "doubtful_words", "interactive_partial_trees", "labelled_share", "partial_tree",
-           "refill"]
+__all__ = ["FLAG_P_WRONG", "Reparse", "doubtful_words", "flagged_words", "interactive_partial_trees",
+           "labelled_share", "partial_tree", "refill", "words_to_touch"]
+
+
+FLAG_P_WRONG = 0.5
+"""The detector's ``p_wrong`` from which the editor counts a word as doubtful even when every
+member agrees on it (``A``, accept all agreed arcs, leaves it to the annotator): a flagged word is
+more likely wrong than right (the detector's probabilities are calibrated). In simulated rounds
+(bench/README.md) share < 0.8 **or** ``p_wrong >= 0.3`` touched more words for no gain; at 0.5 the
+flags add few words to the share's."""
 
 
 def labelled_share(member_parses: Sequence[Parse], ensemble: Parse,
@@ -103,8 +116,82 @@ def _check_threshold(threshold: float) -> None:
         raise ValueError(f"the vote-share threshold must lie in (0, 1], got {threshold}")
 
 
+def flagged_words(p_wrong: ArrayLike, min_p_wrong: float) -> NDArray[np.bool_]:
+    """Words the arc error detector flags: ``p_wrong >= min_p_wrong``, shape ``(n+1,)``; entry 0
+    (ROOT) is False.
+
+    Args:
+        p_wrong: the detector's chance that each word's arc is wrong, words 1..n, shape ``(n,)``
+            (:meth:`parsing.detect.model.ArcDetector.score` gives one such array per tree).
+        min_p_wrong: the least ``p_wrong`` of a flagged word, in (0, 1].
+
+    Raises:
+        ValueError: ``min_p_wrong`` outside (0, 1], or ``p_wrong`` not one flat array of numbers
+            in [0, 1].
+
+    Examples:
+        >>> flagged_words([0.1, 0.5, 0.9], 0.5).tolist()
+        [False, False, True, True]
+    """
+    if not 0.0 < min_p_wrong <= 1.0:
+        raise ValueError(f"the detector's flag threshold (p_wrong) must lie in (0, 1], got {min_p_wrong}")
+    scores = np.asarray(p_wrong, dtype=np.float64)
+    if scores.ndim != 1:
+        raise ValueError(f"p_wrong must be one probability per word, shape (n,), got shape {scores.shape}")
+    if not ((scores >= 0) & (scores <= 1)).all():  # NaN fails both
+        raise ValueError("p_wrong must be probabilities in [0, 1]")
+    flagged: NDArray[np.bool_] = np.concatenate([[False], scores >= min_p_wrong])
+    return flagged
+
+
+def words_to_touch(member_parses: Sequence[Parse], ensemble: Parse, weights: ArrayLike,
+                   threshold: float | None, *, p_wrong: ArrayLike | None = None,
+                   min_p_wrong: float | None = None) -> NDArray[np.bool_]:
+    """The words a partial annotator confirms or fixes, shape ``(n+1,)``; entry 0 is False.
+
+    A word is touched when its labelled share is below ``threshold`` (:func:`doubtful_words`)
+    **or** the detector flags it (``p_wrong >= min_p_wrong``, :func:`flagged_words`). Either
+    rule may be left out: ``threshold`` None lets the detector alone choose; ``p_wrong`` and
+    ``min_p_wrong`` None is the share alone.
+
+    Args:
+        member_parses, ensemble, weights: as :func:`doubtful_words`.
+        threshold: the share threshold in (0, 1], or None.
+        p_wrong: the detector's scores of the ensemble's arcs, words 1..n, shape ``(n,)``.
+        min_p_wrong: the detector's flag threshold in (0, 1]; given with ``p_wrong``.
+
+    Raises:
+        ValueError: neither rule, ``p_wrong`` without ``min_p_wrong`` (or the reverse), a
+            threshold out of range or ``p_wrong`` of another length than the sentence.
+
+    Examples:
+        >>> a = Parse(np.array([-1, 0, 1, 1]), ["", "root", "obj", "obj"])
+        >>> c = Parse(np.array([-1, 0, 1, 1]), ["", "root", "nmod", "obj"])
+        >>> words_to_touch([a, a, c], a, [1.0] * 3, 0.8).tolist()   # the share alone
+        [False, False, True, False]
+        >>> words_to_touch([a, a, c], a, [1.0] * 3, 0.8, p_wrong=[0.0, 0.1, 0.7], min_p_wrong=0.5).tolist()
+        [False, False, True, True]
+        >>> words_to_touch([a, a, c], a, [1.0] * 3, None, p_wrong=[0.0, 0.1, 0.7], min_p_wrong=0.5).tolist()
+        [False, False, False, True]
+    """
+    if (p_wrong is None) != (min_p_wrong is None):
+        raise ValueError("the detector's p_wrong and its flag threshold min_p_wrong go together")
+    if threshold is None and min_p_wrong is None:
+        raise ValueError("partial annotation needs a share threshold, the detector's flags or both")
+    size = len(ensemble.heads)
+    touched = (doubtful_words(member_parses, ensemble, weights, threshold) if threshold is not None
+               else np.zeros(size, dtype=bool))
+    if p_wrong is not None and min_p_wrong is not None:
+        flagged = flagged_words(p_wrong, min_p_wrong)
+        if len(flagged) != size:
+            raise ValueError(f"p_wrong has {len(flagged) - 1} scores for a sentence of {size - 1} words")
+        touched |= flagged
+    return touched
+
+
 def partial_tree(gold: Sentence, member_parses: Sequence[Parse], ensemble: Parse, weights: ArrayLike,
-                 threshold: float) -> tuple[Sentence, NDArray[np.bool_]]:
+                 threshold: float | None, *, p_wrong: ArrayLike | None = None,
+                 min_p_wrong: float | None = None) -> tuple[Sentence, NDArray[np.bool_]]:
     """The tree a partial annotator leaves, and which words they touched (module docstring).
 
     Args:
@@ -112,7 +199,10 @@ def partial_tree(gold: Sentence, member_parses: Sequence[Parse], ensemble: Parse
         member_parses: the members' parses of it (``M`` parses).
         ensemble: the ensemble's parse.
         weights: member weights of the vote shares, shape ``(M,)``.
-        threshold: words with a vote share below it are touched.
+        threshold: words with a vote share below it are touched (None: the detector alone).
+        p_wrong, min_p_wrong: the detector's scores of the ensemble's arcs, shape ``(n,)``, and
+            the least score of a flagged word: flagged words are touched too
+            (:func:`words_to_touch`).
 
     Returns:
         ``(sentence, touched)``: a copy of ``gold`` whose heads/deprels are the human arcs
@@ -129,7 +219,8 @@ def partial_tree(gold: Sentence, member_parses: Sequence[Parse], ensemble: Parse
         >>> tree.partial
         True
     """
-    touched = doubtful_words(member_parses, ensemble, weights, threshold)
+    touched = words_to_touch(member_parses, ensemble, weights, threshold, p_wrong=p_wrong,
+                             min_p_wrong=min_p_wrong)
     return _filled(replace(gold, annotated=touched.copy()), member_parses, ensemble, weights), touched
 
 

@@ -24,6 +24,12 @@ the CoNLL 2018 scorer (:mod:`parsing.scorer.metrics`). Options:
   again, around their human arcs, with the newest model (:func:`parsing.semi.partial.refill`):
   a tree filled by round 1's weak members is not learned as it was then for ever (Li, Zhang,
   Chao & Zhang 2016 complete partial trees with the newest model of each iteration).
+  ``flag_detector`` (a ``p_wrong`` threshold P, issue #32) lets each round's arc error
+  detector choose words too: fitted as for the ``detector`` strategy
+  (:func:`round_detector_scores`, on that round's dev parses), it scores the selected
+  sentences' ensemble trees, and a word is touched when its labelled share is below
+  ``partial`` **or** its ``p_wrong`` is at least P (:func:`parsing.semi.partial.words_to_touch`);
+  with ``flag_detector`` and no ``partial`` the detector alone chooses (``p_wrong >= P``).
   ``oracle_fill`` measures a bound: the words nobody touched get their true arcs as well, so
   the members learn whole trees at partial annotation's cost. What it reaches is the most any
   way of learning from partial trees (filling, weighting, refilling) could reach with the same
@@ -99,7 +105,10 @@ class SimulationConfig:
         diversity, max_similarity: skip near-duplicates within a batch
             (:func:`~parsing.semi.selection.select_batch`).
         partial: with a vote-share threshold, annotate only the words below it (module
-            docstring); ``None`` annotates whole sentences.
+            docstring); ``None`` annotates whole sentences unless ``flag_detector`` is given.
+        flag_detector: with a ``p_wrong`` threshold in (0, 1], the round's arc error detector
+            chooses words too: a word is touched when below ``partial`` or with ``p_wrong`` at
+            least this; without ``partial``, the detector alone chooses (module docstring).
         interactive: with ``partial``, touch one doubtful word at a time and re-parse the
             sentence under the touched arcs before reading the shares again (module docstring).
         refill: with ``partial``, every round fills the parser arcs of the earlier rounds'
@@ -131,6 +140,12 @@ class SimulationConfig:
     interactive: bool = False
     refill: bool = False
     oracle_fill: bool = False
+    flag_detector: float | None = None
+
+    @property
+    def partial_annotation(self) -> bool:
+        """True when the oracle touches only some words (``partial`` and/or ``flag_detector``)."""
+        return self.partial is not None or self.flag_detector is not None
 
     def __post_init__(self) -> None:
         for name, minimum in (("seed_trees", 1), ("per_round", 1), ("rounds", 0)):
@@ -156,10 +171,15 @@ class SimulationConfig:
             raise ValueError(f"max_similarity must lie in [0, 1], got {self.max_similarity}")
         if self.partial is not None and not 0.0 < self.partial <= 1.0:
             raise ValueError(f"partial must be a vote-share threshold in (0, 1], got {self.partial}")
+        if self.flag_detector is not None and not 0.0 < self.flag_detector <= 1.0:
+            raise ValueError(f"flag_detector must be a p_wrong threshold in (0, 1], got {self.flag_detector}")
         if self.interactive and self.partial is None:
             raise ValueError("interactive re-parsing is a way of partial annotation: give partial too")
+        if self.interactive and self.flag_detector is not None:
+            raise ValueError("interactive re-parsing re-reads the vote shares only: it does not take "
+                             "flag_detector")
         for name in ("refill", "oracle_fill"):
-            if getattr(self, name) and self.partial is None:
+            if getattr(self, name) and not self.partial_annotation:
                 raise ValueError(f"{name} fills the parser arcs of partial trees: give partial too")
         self.self_training_config()  # validates the self-training settings
         self.plan()  # validates the members' and the ensemble's settings
@@ -208,7 +228,19 @@ def round_detector_scores(model: RoundModel, human: Sequence[Sentence], dev: Seq
                           trees: Sequence[Parse], *, seed: int = 0) -> list[NDArray[np.float64]]:
     """The ``detector`` strategy's scores: an arc error detector (:mod:`parsing.detect`) fitted on
     this round's parses of ``dev`` (which its members never train on), counting the ``human``
-    trees, scores each pool sentence's ensemble tree; ``p_wrong`` per word of each."""
+    trees, scores each pool sentence's ensemble tree; ``p_wrong`` per word of each, shape
+    ``(n_s,)``."""
+    return _round_detector(model, human, dev, seed=seed)(pool, by_name, trees)
+
+
+Scorer = Callable[[Sequence[Sentence], Mapping[str, Sequence[Parse]], Sequence[Parse]],
+                  list[NDArray[np.float64]]]
+"""``(sentences, member parses by name, ensemble trees) -> p_wrong of each tree's words``."""
+
+
+def _round_detector(model: RoundModel, human: Sequence[Sentence], dev: Sequence[Sentence], *,
+                    seed: int = 0) -> Scorer:
+    """The round's fitted detector (:func:`round_detector_scores`), as a scorer of trees."""
     from parsing.detect.bundle import with_tags
     from parsing.detect.model import ScoredTree, fit_detector
 
@@ -218,10 +250,15 @@ def round_detector_scores(model: RoundModel, human: Sequence[Sentence], dev: Seq
               for i, (s, t) in enumerate(zip(dev, dev_trees, strict=True))]
     detector = fit_detector([h for h in human if h.has_tree], tuning, dev, model.names, weights,
                             random_state=seed, synthetic_copies=0)
-    scored = [ScoredTree(with_tags(s, t.upos), t.heads, list(t.deprels),
-                         {n: by_name[n][i] for n in model.names})
-              for i, (s, t) in enumerate(zip(pool, trees, strict=True))]
-    return detector.score(scored)
+
+    def score(sentences: Sequence[Sentence], by_name: Mapping[str, Sequence[Parse]],
+              trees: Sequence[Parse]) -> list[NDArray[np.float64]]:
+        scored = [ScoredTree(with_tags(s, t.upos), t.heads, list(t.deprels),
+                             {n: by_name[n][i] for n in model.names})
+                  for i, (s, t) in enumerate(zip(sentences, trees, strict=True))]
+        return detector.score(scored)
+
+    return score
 
 
 def _identifier(sentence: Sentence, index: int) -> str:
@@ -266,7 +303,7 @@ def run_simulation(
     pool = sorted(int(i) for i in order[config.seed_trees:])
     hidden = {i: _hidden(train[i]) for i in pool}
     needs_parses = (config.strategy not in ("random", "longest") or config.self_training != "none"
-                    or config.partial is not None)
+                    or config.partial_annotation)
     trees = {i: train[i] for i in annotated}  # what the annotator left: gold, or partial trees
     touched = {i: len(train[i]) for i in annotated}  # human-touched words per annotated sentence
     model: RoundModel | None = None
@@ -292,9 +329,10 @@ def run_simulation(
                 by_name, ensemble_parses = model.parse(sentences)
                 member_parses = [by_name[name] for name in model.names]
                 parse_s = time.perf_counter() - started
-            p_wrong = (round_detector_scores(model, [trees[i] for i in annotated], dev, sentences, by_name,
-                                             ensemble_parses, seed=config.seed)
-                       if config.strategy == "detector" else None)
+            detector = (_round_detector(model, [trees[i] for i in annotated], dev, seed=config.seed)
+                        if config.strategy == "detector" or config.flag_detector is not None else None)
+            p_wrong = (detector(sentences, by_name, ensemble_parses)
+                       if detector is not None and config.strategy == "detector" else None)
             ranked = rank_sentences(config.strategy, sentences, member_parses, ensemble_parses,
                                     weights=model.weights() if member_parses else None,
                                     random_state=config.seed * 1000 + number, p_wrong=p_wrong)
@@ -302,9 +340,17 @@ def run_simulation(
                                  max_similarity=config.max_similarity)
             selected = [pool[j] for j in batch]
             annotated.extend(selected)
+            flags: list[NDArray[np.float64]] | None = None
+            if config.flag_detector is not None:
+                assert detector is not None
+                flags = ([p_wrong[j] for j in batch] if p_wrong is not None else
+                         detector([sentences[j] for j in batch], {n: [by_name[n][j] for j in batch]
+                                                                   for n in model.names},
+                                  [ensemble_parses[j] for j in batch]))
             annotations = _annotate(config, [train[pool[j]] for j in batch], [sentences[j] for j in batch],
                                     model, [[parses[j] for parses in member_parses] for j in batch],
-                                    [ensemble_parses[j] for j in batch] if ensemble_parses else [])
+                                    [ensemble_parses[j] for j in batch] if ensemble_parses else [],
+                                    p_wrong=flags)
             for j, (tree, count) in zip(batch, annotations, strict=True):
                 trees[pool[j]], touched[pool[j]] = tree, count
             if config.self_training != "none":
@@ -342,20 +388,25 @@ def run_simulation(
 
 
 def _annotate(config: SimulationConfig, golds: Sequence[Sentence], hidden: Sequence[Sentence],
-              model: RoundModel, member_parses: Sequence[Sequence[Parse]], ensemble_parses: Sequence[Parse]
-              ) -> list[tuple[Sentence, int]]:
+              model: RoundModel, member_parses: Sequence[Sequence[Parse]], ensemble_parses: Sequence[Parse],
+              *, p_wrong: Sequence[NDArray[np.float64]] | None = None) -> list[tuple[Sentence, int]]:
     """The oracle's tree of each selected sentence and how many of its words it touched.
 
     Args:
         golds: the selected sentences with their trees; ``hidden``: the same without them.
         member_parses: each sentence's member parses (in ``model.names`` order); with
             ``ensemble_parses`` empty when the strategy parsed nothing (whole sentences only).
+        p_wrong: with ``config.flag_detector``, the round detector's scores of each sentence's
+            ensemble tree, shape ``(n_s,)`` each.
     """
-    if config.partial is None:
+    if not config.partial_annotation:
         return [(gold, len(gold)) for gold in golds]
     if not config.interactive:
-        results = [partial_tree(gold, parses, tree, model.weights(), config.partial)
-                   for gold, parses, tree in zip(golds, member_parses, ensemble_parses, strict=True)]
+        flags: Sequence[NDArray[np.float64] | None] = p_wrong if p_wrong is not None else [None] * len(golds)
+        results = [partial_tree(gold, parses, tree, model.weights(), config.partial, p_wrong=scores,
+                                min_p_wrong=config.flag_detector if scores is not None else None)
+                   for gold, parses, tree, scores in zip(golds, member_parses, ensemble_parses, flags,
+                                                         strict=True)]
     else:
         by_name = {name: [parses[m] for parses in member_parses] for m, name in enumerate(model.names)}
 
@@ -365,6 +416,7 @@ def _annotate(config: SimulationConfig, golds: Sequence[Sentence], hidden: Seque
                              [ensemble_parses[i] for i in indices])
             return model.reparse([hidden[i] for i in indices], constraints, unconstrained)
 
+        assert config.partial is not None  # interactive needs a share threshold (__post_init__)
         results = interactive_partial_trees(golds, member_parses, ensemble_parses, model.weights(),
                                             config.partial, reparse)
     if config.oracle_fill:  # the bound: whole true trees, the touched words' cost

@@ -4,7 +4,8 @@
  * j/k or →/← (mirrored for right-to-left scripts) move between words, n jumps to the next
  * disputed arc, 1–9 pick a proposed head, 0 attaches to ROOT, h/l focus the head/label
  * inputs, t the word's UPOS field (Tab on to XPOS, lemma, FEATS; word-fields.js), T the Tokens menu
- * (tokens-menu.js), a accepts a word, A accepts all agreed arcs, u/U (Ctrl+Z/Ctrl+Y) undo/redo,
+ * (tokens-menu.js), a accepts a word, A accepts all agreed arcs (not those the error detector
+ * flags), u/U (Ctrl+Z/Ctrl+Y) undo/redo,
  * s (Ctrl+S) saves, r saves as reviewed, ] opens the next sentence, m switches the members view,
  * +/- zoom the tree and f fits it to the box's width; w turns the focused window of a long
  * sentence on or off and , / . move it half a window left / right (the selection, and the word

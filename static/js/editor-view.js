@@ -43,7 +43,13 @@ function arcTitle(S, word) {
   const vote = share(S, word.id);
   return `${word.deprel ?? "?"}: ${headName(S, word.head)} → ${word.form}`
     + (S.members.length ? ` · ${votes.length} of ${S.members.length} members (${votes.join(", ") || "none"})` : "")
-    + (vote !== null ? ` · vote share ${vote.toFixed(2)}` : "");
+    + (vote !== null ? ` · vote share ${vote.toFixed(2)}` : "") + detectorNote(S, word.id);
+}
+
+/** " · error detector: p_wrong 0.73 (flagged)" for a word the round's detector scored, else "". */
+function detectorNote(S, word) {
+  const p = S.pWrong?.[word - 1];
+  return typeof p === "number" ? ` · error detector: p_wrong ${p.toFixed(2)}${S.flagged.has(word) ? " (flagged)" : ""}` : "";
 }
 
 /** Draw the current tree; returns the scale it was drawn at (S.zoom may be "fit"). */
@@ -56,7 +62,7 @@ export function renderTree(S, container, onToken, onRoot, onGap) {
     arcClass: (w) => `agree-${agreement(S.members, w.id, w.head)}${S.errorWords.has(w.id) ? " invalid" : ""}${S.reparsed.has(w.id) ? " reparsed" : ""}`,
     arcTitle: (w) => arcTitle(S, w) + (S.reparsed.has(w.id) ? " · changed by the re-parse" : ""),
     tokenClass: (w) => [S.reviewed.has(w.id) ? "reviewed" : "", S.errorWords.has(w.id) ? "invalid" : "",
-      S.reparsed.has(w.id) ? "reparsed" : ""].join(" "),
+      S.reparsed.has(w.id) ? "reparsed" : "", S.flagged.has(w.id) ? "flagged" : ""].join(" "),
     onToken,
     onRoot,
     extraArcs,
@@ -228,8 +234,10 @@ export function renderTable(S, table, onSelect) {
       return h("td", { class: same ? "same" : "differs" }, `${tree.heads[i]} ${tree.deprels[i]}`);
     };
     const vote = S.ensemble?.scores ? S.ensemble.scores[i] : null;
+    const flagged = S.flagged.has(w.id);
     return h("tr", {
-      class: membersAgree(S.members, w.id) ? "" : "disputed",
+      class: [membersAgree(S.members, w.id) ? "" : "disputed", flagged ? "flagged" : ""].join(" ").trim(),
+      title: flagged ? detectorNote(S, w.id).slice(3) : null,
       "data-word": w.id, onclick: () => onSelect(w.id),
     }, h("td", {}, w.id), h("td", { dir: "auto" }, w.form), h("td", { class: "upos" }, S.columns.upos[i]), S.members.map(cell),
     S.ensemble ? cell(S.ensemble) : h("td", {}, "—"), h("td", { class: "num" }, vote === null || vote === undefined ? "—" : vote.toFixed(2)),

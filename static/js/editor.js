@@ -16,7 +16,7 @@ import { focusActive, followAnchor, pannedAnchor, storedFocus, toggledFocus } fr
 import { rememberNextOrder, storedNextOrder, wordsAfter } from "./next-order.js";
 import { humanWords, rememberReparse, reparseEnabled, reparseStep, warmReparse } from "./reparse.js";
 import {
-  agreement, cloneColumns, columnWords, History, membersAgree, sameTree, suggestLabel, validate,
+  agreement, cloneColumns, columnWords, flaggedWords, History, membersAgree, sameTree, suggestLabel, validate,
 } from "./tree-model.js";
 import {
   drawMembers, markSelection, renderConflict, renderHistory, renderMembers, renderNotes, renderPanel, renderStatus,
@@ -44,6 +44,7 @@ class Editor {
       nextOrder: storedNextOrder(),
       columns: cloneColumns(data.current.columns), warnings: data.warnings ?? [], known: null,
       focus: storedFocus(), anchor: null, context: null, visible: null, memberVisible: null, rooms: null,
+      pWrong: data.p_wrong ?? null, flagAt: data.flag_p_wrong ?? null, flagged: flaggedWords(data.p_wrong, data.flag_p_wrong),
     };
     this.step = 0;
     this.S.saved = this.snapshot();
@@ -180,16 +181,20 @@ class Editor {
     this.reparse();
   }
 
+  /** Accept every arc all members agree on, except those the error detector flags (left to the annotator). */
   acceptAgreed() {
     const S = this.S;
-    const agreed = S.words.map((w) => w.id).filter((id) => S.members.length && membersAgree(S.members, id));
+    const unanimous = S.words.map((w) => w.id).filter((id) => S.members.length && membersAgree(S.members, id));
+    const agreed = unanimous.filter((id) => !S.flagged.has(id));
+    const left = unanimous.length - agreed.length;
     this.change(() => {
       for (const id of agreed) {
         S.heads[id - 1] = S.members[0].heads[id - 1]; S.deprels[id - 1] = S.members[0].deprels[id - 1]; S.reviewed.add(id);
         S.human.add(id);
       }
     });
-    this.say(`Accepted ${agreed.length} arc(s) all members agree on.`);
+    this.say(`Accepted ${agreed.length} arc(s) all members agree on.`
+      + (left ? ` Left ${left} that the error detector flags (p_wrong ≥ ${S.flagAt}) for you to check.` : ""));
     this.refresh();
     this.reparse();
   }
@@ -215,7 +220,8 @@ class Editor {
   nextDisputed() {
     const S = this.S;
     for (const word of wordsAfter(S.nextOrder, S.heads, S.selected)) {
-      const disputed = !membersAgree(S.members, word) || agreement(S.members, word, S.heads[word - 1]) !== "agree";
+      const disputed = S.flagged.has(word) || !membersAgree(S.members, word)
+        || agreement(S.members, word, S.heads[word - 1]) !== "agree";
       if (!S.reviewed.has(word) && disputed) { this.select(word); return; }
     }
     this.say("No disputed arc left to review.");

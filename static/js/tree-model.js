@@ -98,6 +98,15 @@ export function agreement(members, word, head) {
   return votes * 2 > members.length ? "majority" : "split";
 }
 
+/**
+ * Words whose arc in the ensemble's tree the round's arc error detector flags (issue #32): the ids
+ * of the words whose ``p_wrong`` (words 1..n) is at least ``threshold``; none without scores.
+ */
+export function flaggedWords(pWrong, threshold) {
+  if (!Array.isArray(pWrong) || typeof threshold !== "number") return new Set();
+  return new Set(pWrong.flatMap((p, i) => (typeof p === "number" && p >= threshold ? [i + 1] : [])));
+}
+
 /** Whether every member proposes the same head and label for the word. */
 export function membersAgree(members, word) {
   if (members.length < 2) return true;

@@ -19,8 +19,10 @@ from app.models import Document, Sentence, SentenceState, Treebank, User
 from app.services.detector import newest_detector_round, round_detector, suspicious_arcs
 from app.services.members import set_role
 from app.services.queue import QueueFilter, build_queue
+from app.services.workspace import detector_flags, editor_data
 from parsing.detect.bundle import DETECTOR_FILE
 from parsing.pipeline import read_manifest
+from parsing.semi.partial import FLAG_P_WRONG
 from tests.app.helpers import import_without_dev, run_round
 from tests.app.test_search_views import sign_in
 
@@ -54,6 +56,9 @@ def test_a_round_fits_its_detector_and_scores_the_pool(app: Flask, session: Sess
         stored = states[row["sentence_id"]].p_wrong
         assert stored is not None and row["p_wrong"] == pytest.approx(stored[row["word"] - 1], abs=1e-4)
     assert [r["p_wrong"] for r in found.rows] == sorted((r["p_wrong"] for r in found.rows), reverse=True)
+    # the editor gets the stored scores, to leave the flagged words to the annotator
+    shown = editor_data(session, pool[0])
+    assert shown["p_wrong"] == states[pool[0].id].p_wrong and shown["flag_p_wrong"] == FLAG_P_WRONG
     # the queue's detector order: most expected wrong arcs first
     items = build_queue(session, treebank, QueueFilter(order="detector")).items
     assert [i["suspicion"] for i in items] == sorted((i["suspicion"] for i in items), reverse=True)
@@ -103,3 +108,11 @@ def test_a_treebank_without_a_detector_has_none(session: Session, user: User) ->
     treebank = import_without_dev(session, user, train=12, pool=3)
     session.commit()
     assert newest_detector_round(session, session.get(Treebank, treebank.id)) is None  # type: ignore[arg-type]
+
+
+def test_the_editor_gets_only_detector_scores_that_fit_the_sentence() -> None:
+    assert detector_flags(SentenceState(p_wrong=[0.1, 0.9, 0.5]), 3) == {
+        "p_wrong": [0.1, 0.9, 0.5], "flag_p_wrong": FLAG_P_WRONG}
+    for stored in (None, [0.1, 0.9], [0.1, "x", 0.2], [0.1, True, 0.2], {"1": 0.5}):
+        assert detector_flags(SentenceState(p_wrong=stored), 3)["p_wrong"] is None  # e.g. after a token edit
+    assert detector_flags(None, 3) == {"p_wrong": None, "flag_p_wrong": FLAG_P_WRONG}

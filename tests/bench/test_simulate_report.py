@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from bench.simulate_report import (
     batch_label,
     is_interactive,
@@ -128,3 +130,37 @@ def test_runs_with_filled_arcs_weighted_are_told_apart_from_the_default_ones(tmp
     assert "| UD_X | expected-errors+partial-0.8 (filled arcs ×0.3) | random | 25.0% | 1/1 |" in table
     header = token_share_table(read_rows(path)).splitlines()[0]
     assert "expected-errors+partial-0.8 (filled arcs ×0.3) |" in header
+
+
+def test_detector_flagged_runs_get_their_own_rows_and_command(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    import argparse
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "bench"))  # as the script runs
+    from bench.simulate import _job
+    from bench.simulate_report import flag_threshold, is_partial
+
+    either, alone = "expected-errors+partial-0.8+flagged-0.3", "expected-errors+flagged-0.4"
+    assert strategy_parts(either) == ("expected-errors", "0.8") and flag_threshold(either) == "0.3"
+    assert strategy_parts(alone) == ("expected-errors", None) and flag_threshold(alone) == "0.4"
+    assert is_partial(alone) and not is_partial("expected-errors")
+    assert is_oracle_fill(alone + "+oracle-fill") and flag_threshold(alone + "+oracle-fill") == "0.4"
+    full = _row("random", [(1000, 70.0), (2000, 72.0), (3000, 74.0)])
+    rows = [full, _row("expected-errors+partial-0.8", [(1000, 70.0), (2000, 73.8)]),
+            _row(either, [(1000, 70.0), (1800, 73.8)]), _row(alone, [(1000, 70.0), (1500, 73.8)])]
+    table = partial_gain_table(rows)
+    assert "| UD_X | expected-errors+partial-0.8 | random | 50.0% | 1/1 |" in table
+    assert f"| UD_X | {either} | random | 40.0% | 1/1 |" in table
+    assert f"| UD_X | {alone} | random | 25.0% | 1/1 |" in table
+    folder = tmp_path / "UD_X"
+    folder.mkdir()
+    for split in ("train", "dev"):
+        (folder / f"x-ud-{split}.conllu").write_text("", encoding="utf-8")
+    args = argparse.Namespace(ud=tmp_path, per_round=50, seed_trees=100, rounds=10, parsers="graph1",
+                              out_dir=tmp_path / "out", member_params=[], warm=False, diversity=False)
+    for strategy, partial, flag in ((either, ["--partial", "0.8"], ["--flag-detector", "0.3"]),
+                                    (alone, [], ["--flag-detector", "0.4"])):
+        out, command = _job(args, "UD_X", strategy, ("none", "confidence"), 0)
+        assert strategy in out.name
+        assert command[command.index("--strategy") + 1] == "expected-errors"
+        assert ("--partial" in command) == bool(partial) and command[-2:] == flag

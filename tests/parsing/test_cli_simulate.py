@@ -227,3 +227,72 @@ def test_oracle_fill_learns_whole_true_trees_at_the_touched_words_cost(
     for tree in learned[-1]:  # whole true trees, nothing marked
         assert tree.annotated is None or not tree.partial
         assert np.array_equal(tree.heads, gold[tree.sent_id].heads)
+
+
+def test_flag_detector_touches_the_flagged_words_too_or_alone(sample: dict[str, Path], tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    import parsing.semi.simulate as simulate_module
+
+    scored: list[tuple[str, np.ndarray]] = []
+    original = simulate_module._round_detector
+
+    def spy(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        score = original(*args, **kwargs)  # the round's real detector is fitted and scores
+
+        def every_third(sentences, by_name, trees):  # noqa: ANN001, ANN202
+            real = score(sentences, by_name, trees)
+            assert [len(p) for p in real] == [len(s) for s in sentences]
+            fake = [np.where(np.arange(len(s)) % 3 == 0, 0.9, 0.1) for s in sentences]  # words 1, 4, 7, ...
+            scored.extend((s.sent_id, p) for s, p in zip(sentences, fake, strict=True))
+            return fake
+        return every_third
+
+    monkeypatch.setattr(simulate_module, "_round_detector", spy)
+    learned: list[list[Any]] = []
+    train_round = simulate_module.train_round
+
+    def trees_of(parsers, human, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        learned.append(list(human))
+        return train_round(parsers, human, *args, **kwargs)
+
+    monkeypatch.setattr(simulate_module, "train_round", trees_of)
+    share = _simulate(sample, tmp_path / "share.json", "--strategy", "expected-errors", "--rounds", "1",
+                      "--partial", "0.8")
+    assert not scored  # the share alone fits no detector
+    share_marks = {t.sent_id: t.annotated for t in learned[-1] if t.annotated is not None}
+    either = _simulate(sample, tmp_path / "either.json", "--strategy", "expected-errors", "--rounds", "1",
+                       "--partial", "0.8", "--flag-detector", "0.5")
+    either_marks = {t.sent_id: t.annotated for t in learned[-1] if t.annotated is not None}
+    scored.clear()
+    alone = _simulate(sample, tmp_path / "alone.json", "--strategy", "expected-errors", "--rounds", "1",
+                      "--flag-detector", "0.5")
+    alone_marks = {t.sent_id: t.annotated for t in learned[-1] if t.annotated is not None}
+    assert either["config"]["flag_detector"] == 0.5 and either["config"]["partial"] == 0.8
+    assert alone["config"]["partial"] is None and share["config"]["flag_detector"] is None
+    selected = share["rounds"][1]["selected_ids"]
+    assert either["rounds"][1]["selected_ids"] == selected == alone["rounds"][1]["selected_ids"]
+    assert sorted(sent_id for sent_id, _ in scored) == sorted(selected)  # only the selected are scored
+    flagged = {sent_id: np.concatenate([[False], p >= 0.5]) for sent_id, p in scored}
+    for sent_id in selected:  # the human words: flagged alone, or below the share or flagged
+        assert alone_marks[sent_id].tolist() == flagged[sent_id].tolist()
+        assert either_marks[sent_id].tolist() == (share_marks[sent_id] | flagged[sent_id]).tolist()
+    seed = share["rounds"][0]["annotated_tokens"]
+    assert alone["rounds"][1]["annotated_tokens"] - seed == sum(int(f.sum()) for f in flagged.values())
+    assert either["rounds"][1]["annotated_tokens"] - seed == sum(int(either_marks[i].sum()) for i in selected)
+    assert either["rounds"][1]["annotated_tokens"] >= share["rounds"][1]["annotated_tokens"]
+
+
+def test_flag_detector_settings_are_checked(sample: dict[str, Path], tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["simulate", "--train", str(sample["train"]), "--dev", str(sample["dev"]), "--seed-trees", "5",
+            "--per-round", "5", "--rounds", "1", "--strategy", "random", "--out", str(tmp_path / "r.json"),
+            *CHEAP]
+    with pytest.raises(SystemExit):
+        main([*base, "--flag-detector", "0"])
+    assert "must lie in (0, 1]" in capsys.readouterr().err
+    assert main([*base, "--flag-detector", "0.5", "--partial", "0.8", "--interactive"]) == 2
+    assert "does not take flag_detector" in capsys.readouterr().err
+    assert not (tmp_path / "r.json").exists()
+    with pytest.raises(ValueError, match="flag_detector must be"):
+        SimulationConfig(seed_trees=1, per_round=1, rounds=1, flag_detector=1.5)
+    assert SimulationConfig(seed_trees=1, per_round=1, rounds=1, flag_detector=0.5, refill=True).refill

@@ -13,10 +13,12 @@ from parsing.ensemble.constrained import force_combined
 from parsing.ensemble.voting import combine_votes
 from parsing.semi.partial import (
     doubtful_words,
+    flagged_words,
     interactive_partial_trees,
     labelled_share,
     partial_tree,
     refill,
+    words_to_touch,
 )
 from parsing.trees import is_tree
 from parsing.types import Parse, Sentence
@@ -72,6 +74,57 @@ def test_threshold_one_touches_every_doubtful_word_and_a_unanimous_sentence_none
     assert doubtful.sum() == sum(differ)  # head or label
     with pytest.raises(ValueError, match="threshold"):
         doubtful_words([same], same, [1.0], 0.0)
+
+
+@pytest.mark.parametrize("threshold", [None, 0.8])
+def test_detector_flags_touch_words_the_share_leaves_alone(sentences: list[Sentence],
+                                                           threshold: float | None) -> None:
+    """A wrong arc all members share has share 1: only the detector's flag gets it a human."""
+    rng = np.random.default_rng(3)
+    shared_errors = 0
+    for gold in sentences:
+        wrong = _perturbed(gold, rng, 2)  # every member makes the same two errors ...
+        other = _perturbed(gold, rng, 1)
+        members = [wrong, wrong, other]
+        weights = [1.0, 1.0, 1.0]
+        ensemble = combine_votes(members, weights)
+        errors = np.array([False, *[(ensemble.heads[d], ensemble.deprels[d])
+                                    != (gold.heads[d], gold.deprels[d]) for d in range(1, len(gold) + 1)]])
+        p_wrong = np.where(errors[1:], 0.9, 0.05)  # ... which a perfect detector sees
+        tree, touched = partial_tree(gold, members, ensemble, weights, threshold, p_wrong=p_wrong,
+                                     min_p_wrong=0.5)
+        below = (doubtful_words(members, ensemble, weights, threshold) if threshold is not None
+                 else np.zeros(len(errors), dtype=bool))
+        assert touched.tolist() == (below | errors).tolist()
+        assert touched.tolist() == words_to_touch(members, ensemble, weights, threshold, p_wrong=p_wrong,
+                                                  min_p_wrong=0.5).tolist()
+        shared_errors += int((errors & ~below).sum())
+        # every wrong arc was touched, so the partial tree is the gold tree wherever it is marked
+        # and every unmarked arc was right already: the whole tree is gold
+        assert is_tree(tree.heads) and np.array_equal(tree.heads, gold.heads)
+        assert tree.deprels == gold.deprels and tree.annotated.tolist() == touched.tolist()
+    assert shared_errors > 0  # the flags found errors below no threshold
+
+
+def test_detector_flags_are_checked(sentences: list[Sentence]) -> None:
+    gold = sentences[0]
+    same = Parse(gold.heads.copy(), list(gold.deprels))
+    n = len(gold)
+    assert flagged_words(np.linspace(0, 1, n), 1.0).tolist() == [False] * n + [True]
+    with pytest.raises(ValueError, match="go together"):
+        words_to_touch([same], same, [1.0], 0.8, p_wrong=np.zeros(n))
+    with pytest.raises(ValueError, match="go together"):
+        words_to_touch([same], same, [1.0], 0.8, min_p_wrong=0.5)
+    with pytest.raises(ValueError, match="needs a share threshold, the detector's flags or both"):
+        partial_tree(gold, [same], same, [1.0], None)
+    with pytest.raises(ValueError, match=f"p_wrong has {n - 1} scores for a sentence of {n} words"):
+        words_to_touch([same], same, [1.0], None, p_wrong=np.zeros(n - 1), min_p_wrong=0.5)
+    with pytest.raises(ValueError, match=r"must lie in \(0, 1\]"):
+        flagged_words(np.zeros(n), 0.0)
+    with pytest.raises(ValueError, match=r"probabilities in \[0, 1\]"):
+        flagged_words(np.full(n, np.nan), 0.5)
+    with pytest.raises(ValueError, match="shape"):
+        flagged_words(np.zeros((n, 2)), 0.5)
 
 
 def _members_and_ensembles(sentences: list[Sentence]) -> tuple[list[list[Parse]], list[Parse]]:
