@@ -149,3 +149,19 @@ def fast(app: Flask, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     monkeypatch.setitem(app.config, "MODELS_DIR", str(tmp_path / "models"))
     monkeypatch.setitem(app.config, "JOB_QUEUE", "inline")
     return tmp_path / "models"
+
+
+@pytest.fixture
+def builds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """One entry per search corpus built from the database (``graphs_of`` counted)."""
+    import app.services.search as search_module
+
+    built: list[int] = []
+    real = search_module.graphs_of
+
+    def counting(*args: object, **kwargs: object) -> object:
+        built.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(search_module, "graphs_of", counting)
+    return built

@@ -14,7 +14,6 @@ from flask import Flask
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-import app.services.search as search_module
 from app.models import Sentence, Treebank, User
 from app.services import search_corpora
 from app.services.imports import import_conllu
@@ -37,19 +36,6 @@ def corpora(app: Flask, tmp_path: Path) -> Iterator[Path]:
     app.config["SEARCH_CORPORA_DIR"] = None
     clear()
 
-
-@pytest.fixture
-def builds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """One entry per corpus built from the database."""
-    built: list[int] = []
-    real = search_module.graphs_of
-
-    def counting(*args: object, **kwargs: object) -> object:
-        built.append(1)
-        return real(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(search_module, "graphs_of", counting)
-    return built
 
 
 @pytest.fixture
