@@ -130,6 +130,7 @@ export function renderMembers(S, container, onToggle) {
   const key = JSON.stringify([S.view, S.members.map((m) => m.name)]);
   if (S.view !== "overlay" && container.$key === key) return;
   container.$key = key;
+  for (const figure of container.querySelectorAll("figure[data-member]")) figureWatcher?.unobserve(figure);
   container.replaceChildren();
   if (!S.members.length) {
     container.append(h("p", { class: "meta" }, "No parser trees yet: pre-annotate the treebank from its queue page."));
