@@ -13,6 +13,7 @@ the network's scores are read: no decoding, nothing forced.
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 import numpy as np
 import torch
@@ -22,6 +23,17 @@ from parsing.biaffine.training import batches
 from parsing.conllu_io import load_sentences
 from parsing.constraints import Constraints
 from parsing.pipeline import load_models
+
+
+def unrevealed_heads(network: Any, vocabularies: Any, group: list[Any],
+                     given: list[Constraints]) -> tuple[Any, Any, Any]:
+    """Each word's best head with ``given`` revealed, the gold heads (both ``(B, n+1)``) and the
+    mask of the words scored: those with a gold head that were not revealed."""
+    batch = encode(group, vocabularies, given=given)
+    states, _ = network.encode(batch)
+    heads = network.arc_scores(states, batch.lengths, batch.given_positions).argmax(-1)
+    target = batch.targets["heads"]
+    return heads, target, (target != IGNORE) & (batch.given_heads == 0)
 
 
 def main() -> None:
@@ -43,11 +55,7 @@ def main() -> None:
                     drawn = rng.random(len(sentence)) < rate
                     given.append(Constraints({d: int(sentence.heads[d]) for d in range(1, len(sentence) + 1)
                                               if drawn[d - 1]}))
-                batch = encode(group, vocabularies, given=given)
-                states, _ = network.encode(batch)
-                heads = network.arc_scores(states, batch.lengths, batch.given_positions).argmax(-1)
-                target = batch.targets["heads"]
-                scored = (target != IGNORE) & (batch.given_heads == 0)
+                heads, target, scored = unrevealed_heads(network, vocabularies, group, given)
                 right += int(((heads == target) & scored).sum())
                 total += int(scored.sum())
             print(f"random {rate:.1f}: UAS of the unrevealed words {100 * right / total:.2f} ({total} words)")
@@ -62,11 +70,7 @@ def main() -> None:
                     wrong = [d for d in range(1, len(sentence) + 1)
                              if int(first[i, d]) != int(sentence.heads[d]) and rng.random() < rate]
                     given.append(Constraints({d: int(sentence.heads[d]) for d in wrong}))
-                batch = encode(group, vocabularies, given=given)
-                states, _ = network.encode(batch)
-                heads = network.arc_scores(states, batch.lengths, batch.given_positions).argmax(-1)
-                target = plain.targets["heads"]
-                scored = (target != IGNORE) & (batch.given_heads == 0)
+                heads, target, scored = unrevealed_heads(network, vocabularies, group, given)
                 right += int(((heads == target) & scored).sum())
                 before += int(((first == target) & scored).sum())
                 total += int(scored.sum())
