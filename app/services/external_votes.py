@@ -39,7 +39,7 @@ from app.services.trees import latest_versions
 from parsing.ensemble.base import member_accuracy
 from parsing.ensemble.extra_voters import extra_voter_weight, member_vote_weights, voters
 from parsing.ensemble.registry import method_spec
-from parsing.ensemble.voting import combine_votes
+from parsing.ensemble.voting import combine_votes, ensemble_label_weights
 from parsing.pipeline import ModelBundle
 from parsing.types import Parse
 from parsing.types import Sentence as ParsingSentence
@@ -176,8 +176,12 @@ def revote(
         voter.sentences += 1
     if not present:
         return combined, Ballot(parses, matrix)
+    label_weights = ensemble_label_weights(bundle.ensemble)  # tuned label votes: a voter labels as
+    if label_weights is not None:  # an average member
+        label_weights = np.concatenate([label_weights, np.full(len(present), label_weights.mean())])
     tree = combine_votes(kept, matrix, projective=bool(getattr(bundle.ensemble, "projective", False)),
-                         single_root=bool(getattr(bundle.ensemble, "single_root", True)))
+                         single_root=bool(getattr(bundle.ensemble, "single_root", True)),
+                         label_weights=label_weights)
     tree.upos = combined.upos
     return tree, Ballot(kept, matrix, [v.label for v in present])
 

@@ -48,7 +48,7 @@ ADAPT_PRIOR = 1.0
 
 
 def force_combined(combined: Parse, member_parses: Sequence[Parse], weights: ArrayLike,
-                   constraints: Constraints) -> Parse:
+                   constraints: Constraints, label_weights: ArrayLike | None = None) -> Parse:
     """``combined`` with the forced arcs and labels (module docstring).
 
     Args:
@@ -56,6 +56,7 @@ def force_combined(combined: Parse, member_parses: Sequence[Parse], weights: Arr
         member_parses: the members' (constrained) parses of it, ``M`` parses.
         weights: member weights of the votes, shape ``(M,)`` or ``(M, n+1)``.
         constraints: the forced arcs and labels.
+        label_weights: the label vote's weights (the ensemble's own, ``(M,)``; default ``weights``).
 
     Returns:
         A parse whose ``arc_scores`` are the vote shares of its arcs and ``extras["votes"]``
@@ -72,7 +73,8 @@ def force_combined(combined: Parse, member_parses: Sequence[Parse], weights: Arr
         heads = combined.heads.copy()
     else:
         heads = force_onto_votes(votes, combined.heads, constraints)
-    labels = forced_labels(heads, combined, vote_labels(heads, member_parses, weights), constraints)
+    voted = vote_labels(heads, member_parses, weights if label_weights is None else label_weights)
+    labels = forced_labels(heads, combined, voted, constraints)
     return Parse(heads=heads, deprels=labels, arc_scores=vote_share(member_heads, weights, heads),
                  upos=combined.upos, extras={**combined.extras, "votes": votes, "constrained": True})
 
@@ -121,10 +123,11 @@ def sentence_weights(weights: ArrayLike, unconstrained: Sequence[Parse], constra
     return adapted
 
 
-def vote_forced(member_parses: Sequence[Parse], weights: ArrayLike, constraints: Constraints) -> Parse:
+def vote_forced(member_parses: Sequence[Parse], weights: ArrayLike, constraints: Constraints,
+                label_weights: ArrayLike | None = None) -> Parse:
     """The weighted arc vote over the members' (constrained) parses, decoded with the forced
-    arcs (Chu-Liu-Edmonds, one ROOT child); labels voted by the members behind each head,
-    forced where given.
+    arcs (Chu-Liu-Edmonds, one ROOT child); labels voted by the members behind each head
+    (with ``label_weights`` when given), forced where given.
 
     Examples:
         >>> a = Parse(np.array([-1, 0, 1]), ["", "root", "obj"])
@@ -137,7 +140,7 @@ def vote_forced(member_parses: Sequence[Parse], weights: ArrayLike, constraints:
     token_weights(weights, len(member_parses), member_heads.shape[1])  # validates
     votes = vote_matrix(member_heads, weights)
     heads = decode_forced(last_resort(votes), constraints)
-    labels = vote_labels(heads, member_parses, weights)
+    labels = vote_labels(heads, member_parses, weights if label_weights is None else label_weights)
     for dep, label in constraints.labels.items():
         labels[dep] = label
     return Parse(heads=heads, deprels=labels, arc_scores=vote_share(member_heads, weights, heads),

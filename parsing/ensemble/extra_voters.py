@@ -114,7 +114,9 @@ def combine_with_voters(
 ) -> Parse:
     """Weighted arc voting + MST over the members' and the present extra voters' parses of one
     sentence (:func:`voters`, :func:`~parsing.ensemble.voting.combine_votes`); with every extra
-    voter abstaining, the members' own vote.
+    voter abstaining, the members' own vote. Labels are voted with the head weights; the app
+    (``app/services/external_votes.py``) passes an ensemble's tuned label weights to
+    :func:`~parsing.ensemble.voting.combine_votes` itself, a voter labelling as an average member.
 
     Examples:
         >>> a = Parse(np.array([-1, 2, 0]), ["", "nsubj", "root"])

@@ -80,6 +80,9 @@ METHODS: dict[str, MethodSpec] = {
                    lambda m: ArcVoting(m, weighting="power", exponent=10.0), votes=True),
         MethodSpec("vote-tuned", "arc voting + MST, votes weighted by dev UAS**k, k chosen on dev LAS",
                    lambda m: ArcVoting(m, weighting="tuned"), votes=True),
+        MethodSpec("vote-tuned-labels", "vote-tuned, labels voted with weights of their own: dev label "
+                   "accuracy**k, k chosen on dev LAS",
+                   lambda m: ArcVoting(m, weighting="tuned", labels="tuned"), votes=True),
         MethodSpec("vote-rank", "arc voting + MST, rank votes: best of M members gets M (Green 2013)",
                    lambda m: ArcVoting(m, weighting="rank"), votes=True),
         MethodSpec("fuzzy-pos", "arc voting + MST, per-UPOS weights by fuzzy C-means (Green 2013)",

@@ -42,7 +42,7 @@ from parsing.constraints import Constraints, finish_parse, keep_previous_labels,
 from parsing.ensemble.base import Ensemble
 from parsing.ensemble.constrained import force_combined, reads_like_a_review, sentence_weights, vote_forced
 from parsing.ensemble.registry import combine
-from parsing.ensemble.voting import ensemble_vote_weights
+from parsing.ensemble.voting import ensemble_label_weights, ensemble_vote_weights
 from parsing.types import Parse, Sentence
 
 __all__ = ["reparse_under_constraints"]
@@ -94,6 +94,7 @@ def reparse_under_constraints(
             if not forced.satisfied_by(tree.heads) or (forced and reading & set(ensemble_members))]
     weights = ensemble_vote_weights(ensemble, ensemble_members, ensemble_members)
     member_weights = [weights[name] for name in ensemble_members]
+    label_weights = ensemble_label_weights(ensemble)  # over ensemble_members, in order; None: member_weights
     own_parses = [[parses[name][i] for name in ensemble_members] for i in redo]
     read = [adapt and reads_like_a_review(combined[i], constraints[i]) for i in redo]
     for name in wanted:  # members re-parse where they (or the ensemble) miss a forced arc
@@ -122,9 +123,10 @@ def reparse_under_constraints(
         for i, tree, own, adapted in zip(redo, recombined, own_parses, read, strict=True):
             combined[i] = tree if not adapted else vote_forced(
                 [parses[name][i] for name in ensemble_members],
-                sentence_weights(member_weights, own, constraints[i]), constraints[i])
+                sentence_weights(member_weights, own, constraints[i]), constraints[i], label_weights)
     forced_trees = [
-        force_combined(tree, [parses[name][i] for name in ensemble_members], member_weights, constraints[i])
+        force_combined(tree, [parses[name][i] for name in ensemble_members], member_weights, constraints[i],
+                       label_weights)
         for i, tree in enumerate(combined)
     ]
     if previous is not None:

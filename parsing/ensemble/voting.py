@@ -5,7 +5,10 @@ of that vote matrix over the proposed arcs (digest 003 §2.1: Green's *incomplet
 Chu-Liu-Edmonds, single root by default; Eisner when projective output is asked). Member
 weights follow Green's schemes (:data:`~parsing.ensemble.base.WEIGHTINGS`): uniform, dev
 accuracy, accuracy**k and rank votes, learned on tuning data, or given explicitly. Each
-word's label is the weighted vote among the members that chose its winning head.
+word's label is the weighted vote among the members that chose its winning head; with
+``labels="tuned"`` that label vote has weights of its own (each member's tuning label accuracy
+at its right heads, to a power chosen on tuning LAS), so a member that labels better than it
+attaches -- the neural member beside eight feature-based ones -- is heard on labels.
 
 Conventions (see :mod:`parsing`): ``member_heads`` has shape ``(M, n+1)`` with column 0 equal
 to ``-1``; ``votes[dep, head]`` has shape ``(n+1, n+1)``, row 0 and the diagonal ``-inf``, as
@@ -34,7 +37,7 @@ from parsing.ensemble.base import (
     vote_labels,
 )
 from parsing.members import MEMBERS
-from parsing.scorer.metrics import evaluate
+from parsing.scorer.metrics import evaluate, universal
 from parsing.types import Parse, Scores, Sentence
 
 DEFAULT_MEMBERS: tuple[str, ...] = tuple(MEMBERS)
@@ -105,8 +108,20 @@ def ensemble_vote_weights(
     return weights
 
 
+LABEL_WEIGHTINGS: tuple[str, ...] = ("heads", "tuned")
+"""How :class:`ArcVoting` weighs the label vote (its ``labels`` argument)."""
+
+
+def ensemble_label_weights(ensemble: object) -> FloatArray | None:
+    """The label vote's weights of a fitted voting ensemble, ``(M,)`` over the members it
+    combines, or ``None`` when it labels with its head weights (or has none: older models)."""
+    weights = getattr(ensemble, "label_weights_", None)
+    return None if weights is None else np.asarray(weights, dtype=np.float64)
+
+
 def combine_votes(
-    parses: Sequence[Parse], weights: ArrayLike, *, projective: bool = False, single_root: bool = True
+    parses: Sequence[Parse], weights: ArrayLike, *, projective: bool = False, single_root: bool = True,
+    label_weights: ArrayLike | None = None,
 ) -> Parse:
     """Reparse one sentence from its member parses by weighted arc voting.
 
@@ -114,6 +129,7 @@ def combine_votes(
         parses: one parse per member.
         weights: shape ``(M,)`` or ``(M, n+1)``.
         projective, single_root: constraints on the output tree.
+        label_weights: the label vote's weights, shape ``(M,)`` (default: ``weights``).
 
     Returns:
         The tree (always well formed), labels by :func:`~parsing.ensemble.base.vote_labels`,
@@ -130,7 +146,7 @@ def combine_votes(
     heads = reparse(votes, projective=projective, single_root=single_root)
     return Parse(
         heads=heads,
-        deprels=vote_labels(heads, parses, weights),
+        deprels=vote_labels(heads, parses, weights if label_weights is None else label_weights),
         arc_scores=vote_share(member_heads, weights, heads),
         extras={"votes": votes},
     )
@@ -162,6 +178,50 @@ def best_exponent(tuning: Sequence[Sentence], parses: MemberParses, accuracies: 
     return -max(scored)[1]
 
 
+def member_label_accuracy(gold: Sequence[Sentence], parses: MemberParses) -> FloatArray:
+    """Each member's label accuracy (universal part) on the tuning words whose head it got
+    right, shape ``(M,)``; 0 for a member with no right head.
+
+    Examples:
+        >>> gold = [Sentence.from_words(["a", "b"], heads=[2, 0], deprels=["nsubj", "root"])]
+        >>> good = Parse(np.array([-1, 2, 0]), ["", "nsubj", "root"])
+        >>> half = Parse(np.array([-1, 2, 1]), ["", "obj", "root"])
+        >>> member_label_accuracy(gold, [[good], [half]]).tolist()
+        [1.0, 0.0]
+    """
+    if not gold:
+        raise ValueError("no tuning sentences to measure label accuracy on")
+    accuracies = []
+    for member in parses:
+        right = total = 0
+        for sentence, parse in zip(gold, member, strict=True):
+            for dep in range(1, len(sentence.heads)):
+                if int(parse.heads[dep]) == int(sentence.heads[dep]):
+                    total += 1
+                    right += universal(parse.deprels[dep]) == universal(sentence.deprels[dep])
+        accuracies.append(right / total if total else 0.0)
+    return np.array(accuracies, dtype=np.float64)
+
+
+def best_label_exponent(tuning: Sequence[Sentence], parses: MemberParses, trees: Sequence[Parse],
+                        label_accuracies: ArrayLike, head_weights: ArrayLike,
+                        exponents: Sequence[float]) -> float | None:
+    """The k whose label-accuracy**k label votes give the best LAS on ``tuning`` over the
+    trees' heads ``trees``, or ``None`` when the head weights label as well (ties: ``None``,
+    then the smaller k)."""
+    def las(weights: ArrayLike) -> float:
+        labelled = [Parse(tree.heads, vote_labels(tree.heads, [member[i] for member in parses], weights))
+                    for i, tree in enumerate(trees)]
+        return float(evaluate(tuning, labelled).las.f1)
+
+    best, chosen = las(head_weights), None
+    for k in sorted(exponents):
+        score = las(scheme_weights(label_accuracies, "power", exponent=k))
+        if score > best:
+            best, chosen = score, k
+    return chosen
+
+
 class ArcVoting(Ensemble):
     """Weighted arc voting + MST reparsing over the members' trees.
 
@@ -175,13 +235,19 @@ class ArcVoting(Ensemble):
             combined tuning trees have the best LAS is kept (ties: the smaller k). With
             predicted tags one vote per member lets many correlated, weaker voters outvote
             the strong ones, and no fixed k suits every treebank.
+        labels: ``"heads"``: labels voted with the head weights; ``"tuned"``: with weights of
+            their own, label accuracy**k (:func:`member_label_accuracy`), k among ``exponents``
+            by tuning LAS, or the head weights when none labels better.
         projective, single_root, tuning_folds, random_state: see
             :class:`~parsing.ensemble.base.Ensemble`.
 
     Attributes:
         weights_: the member weights used, shape ``(M,)``.
+        label_weights_: the label vote's weights, shape ``(M,)`` (``weights_`` unless tuned).
         accuracies_: the members' tuning UAS, or ``None`` when nothing was tuned.
+        label_accuracies_: the members' tuning label accuracy with ``labels="tuned"``, else ``None``.
         exponent_: the k kept by ``"tuned"`` (else ``exponent``).
+        label_exponent_: the k of the label weights, ``None`` when they are the head weights.
     """
 
     name = "vote"
@@ -195,16 +261,20 @@ class ArcVoting(Ensemble):
         exponent: float = 10.0,
         weights: Sequence[float] | None = None,
         exponents: Sequence[float] = TUNED_EXPONENTS,
+        labels: str = "heads",
         projective: bool = False,
         single_root: bool = True,
         tuning_folds: int = 2,
         random_state: int | None = 0,
     ) -> None:
+        if labels not in LABEL_WEIGHTINGS:
+            raise ValueError(f"labels must be one of {', '.join(LABEL_WEIGHTINGS)}, not {labels!r}")
         self.members = members
         self.weighting = weighting
         self.exponent = exponent
         self.weights = weights
         self.exponents = exponents
+        self.labels = labels
         self.projective = projective
         self.single_root = single_root
         self.tuning_folds = tuning_folds
@@ -212,7 +282,7 @@ class ArcVoting(Ensemble):
 
     @property
     def needs_tuning(self) -> bool:
-        return self.weights is None and self.weighting != "uniform"
+        return (self.weights is None and self.weighting != "uniform") or self.labels == "tuned"
 
     def fit_combiner(self, tuning: Sequence[Sentence], parses: MemberParses) -> Self:
         """Member weights: explicit, uniform, or from the members' UAS on ``tuning``."""
@@ -231,9 +301,20 @@ class ArcVoting(Ensemble):
             self.accuracies_ = member_accuracy(tuning, parses)
             weights = scheme_weights(self.accuracies_, self.weighting, exponent=self.exponent)
         self.weights_ = token_weights(weights, n_members, 1)[:, 0].copy()
+        self.label_weights_, self.label_accuracies_, self.label_exponent_ = self.weights_, None, None
+        if self.labels == "tuned":
+            trees = [combine_votes([member[i] for member in parses], self.weights_,
+                                   projective=self.projective, single_root=self.single_root)
+                     for i in range(len(tuning))]
+            self.label_accuracies_ = member_label_accuracy(tuning, parses)
+            self.label_exponent_ = best_label_exponent(tuning, parses, trees, self.label_accuracies_,
+                                                       self.weights_, self.exponents)
+            if self.label_exponent_ is not None:
+                self.label_weights_ = scheme_weights(self.label_accuracies_, "power",
+                                                     exponent=self.label_exponent_)
         return self
 
     def combine(self, parses: Sequence[Parse], sentence: Sentence) -> Parse:
         """Weighted arc voting over ``parses`` (see :func:`combine_votes`)."""
         return combine_votes(parses, self.weights_, projective=self.projective,
-                             single_root=self.single_root)
+                             single_root=self.single_root, label_weights=ensemble_label_weights(self))

@@ -142,3 +142,31 @@ def test_an_average_members_weight_without_a_dev_score(
     voted = run_round(app, session, user, treebank, ["graph1", "eager"], ensemble=method, externals=["chain"])
     assert voted.external_voters == [{"label": "chain", "weight": None, "dev_uas": None, "sentences": 4}]
     assert len(latest_versions(session, pool, "ensemble")) == len(pool)
+
+
+def test_an_external_voter_joins_tuned_label_votes_as_an_average_member() -> None:
+    """With ``vote-tuned-labels`` the labels of a revote keep the ensemble's label weights (the
+    member that labels best is heard); the external voter labels as an average member."""
+    from types import SimpleNamespace
+
+    from app.services.external_votes import ExternalVoter, revote
+    from parsing.ensemble.voting import ArcVoting
+    from parsing.types import Sentence as ParsingSentence
+
+    sentence = ParsingSentence.from_words(["a", "b", "c"], heads=[2, 0, 2], deprels=["nsubj", "root", "obj"])
+    good = Parse(np.array([-1, 2, 0, 2]), ["", "nsubj", "root", "obj"])
+    loud = Parse(np.array([-1, 2, 0, 2]), ["", "dep", "root", "dep"])
+    voting = ArcVoting(["good", "loud1", "loud2"], weights=[1.0, 1.0, 1.0])
+    voting.weights_ = np.ones(3)
+    voting.label_weights_ = np.array([1.0, 0.1, 0.1])
+    bundle = SimpleNamespace(ensemble=voting, ensemble_members=["good", "loud1", "loud2"])
+    members = {"good": good, "loud1": loud, "loud2": loud}
+    combined = combine_votes([good, loud, loud], np.ones(3), label_weights=voting.label_weights_)
+    assert combined.deprels == ["", "nsubj", "root", "obj"]
+    voter = ExternalVoter("ext", 1.0, None)
+    tree, ballot = revote(bundle, sentence, members, combined, [voter], {"ext": loud})  # type: ignore[arg-type]
+    assert tree.deprels == ["", "nsubj", "root", "obj"]  # 1 + 0 vs 0.1 + 0.1 + 0.4 (the voter's)
+    assert ballot.externals == ["ext"] and voter.sentences == 1
+    voting.label_weights_ = np.array([1.0, 1.0, 1.0])
+    tree, _ = revote(bundle, sentence, members, combined, [voter], {"ext": loud})  # type: ignore[arg-type]
+    assert tree.deprels == ["", "dep", "root", "dep"]

@@ -190,3 +190,92 @@ def test_tuned_weights_keep_one_vote_each_when_that_is_best() -> None:
     assert member_accuracy(gold, [tuned.predict(gold)])[0] >= member_accuracy(gold, [votes.predict(gold)])[0]
     with pytest.raises(ValueError, match="exponent"):
         ArcVoting.from_fitted(members, gold, weighting="tuned", exponents=())
+
+
+def labelled_sentences(count: int, n: int = 6) -> list[Sentence]:
+    """Random trees whose labels vary (``nsubj``, ``obj``, ``dep``), so labels can be wrong."""
+    rng = np.random.default_rng(11)
+    result = []
+    for i in range(count):
+        heads = [0] + [int(rng.integers(1, d)) for d in range(2, n + 1)]
+        labels = [str(x) for x in rng.choice(["nsubj", "obj", "dep"], size=n)]
+        result.append(Sentence.from_words([f"w{j}" for j in range(n)], heads=heads, deprels=labels,
+                                          sent_id=f"s{i}"))
+    return result
+
+
+def las_of(gold: list[Sentence], parses: list[Parse]) -> float:
+    from parsing.scorer.metrics import evaluate
+
+    return float(evaluate(gold, parses).las.f1)
+
+
+def test_tuned_label_weights_hear_the_member_that_labels_best() -> None:
+    """Three members attach every word right but label them all ``dep``; one attaches worse
+    and labels right: head weights give the labels to the three, label weights to the one."""
+    gold = labelled_sentences(30)
+    fixed = {s.sent_id or "": s.heads[1:].tolist() for s in gold}
+    members = [RuleParser("gold", noise=0.3, random_state=2),
+               *(FixedParser(fixed, tag=f"f{i}") for i in range(3))]
+    heads_only = ArcVoting.from_fitted(members, gold, weighting="tuned")
+    tuned = ArcVoting.from_fitted(members, gold, weighting="tuned", labels="tuned")
+    assert heads_only.label_exponent_ is None and heads_only.label_weights_ is heads_only.weights_
+    assert tuned.label_accuracies_ is not None and tuned.label_accuracies_[0] == 1.0
+    assert tuned.label_accuracies_[1:].max() < 0.5 and tuned.label_exponent_ is not None
+    np.testing.assert_allclose(tuned.label_weights_, scheme_weights(tuned.label_accuracies_, "power",
+                                                                    exponent=tuned.label_exponent_))
+    np.testing.assert_allclose(tuned.weights_, heads_only.weights_)  # heads are voted as before
+    plain, better = heads_only.predict(gold), tuned.predict(gold)
+    assert [p.heads.tolist() for p in plain] == [p.heads.tolist() for p in better]
+    assert las_of(gold, better) > las_of(gold, plain) + 0.2
+
+
+def test_tuned_label_weights_stay_the_head_weights_when_nothing_labels_better() -> None:
+    gold = labelled_sentences(20)
+    members = [RuleParser("gold", noise=0.3, random_state=s) for s in range(3)]  # same labeller
+    tuned = ArcVoting.from_fitted(members, gold, weighting="tuned", labels="tuned")
+    assert tuned.label_exponent_ is None
+    np.testing.assert_allclose(tuned.label_weights_, tuned.weights_)
+    with pytest.raises(ValueError, match="labels must be one of heads, tuned"):
+        ArcVoting(members, labels="best")
+
+
+def test_label_weights_survive_a_model_file_and_older_files_label_as_before(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from parsing.ensemble.registry import load_ensemble, save_ensemble
+    from parsing.ensemble.voting import ensemble_label_weights
+
+    gold = labelled_sentences(20)
+    fixed = {s.sent_id or "": s.heads[1:].tolist() for s in gold}
+    members = [RuleParser("gold", noise=0.3, random_state=2),
+               *(FixedParser(fixed, tag=f"f{i}") for i in range(3))]
+    names = ["rule", "f0", "f1", "f2"]
+    tuned = ArcVoting.from_fitted(members, gold, weighting="tuned", labels="tuned")
+    save_ensemble(tuned, names, tmp_path / "vote.model")
+    loaded = load_ensemble(tmp_path / "vote.model", dict(zip(names, tuned.members_, strict=True)))
+    assert isinstance(loaded, ArcVoting)
+    np.testing.assert_allclose(ensemble_label_weights(loaded), tuned.label_weights_)
+    assert loaded.labels == "tuned" and loaded.label_exponent_ == tuned.label_exponent_
+    assert [p.deprels for p in loaded.predict(gold)] == [p.deprels for p in tuned.predict(gold)]
+    del loaded.label_weights_  # a model saved before label weights existed
+    assert ensemble_label_weights(loaded) is None
+    old = loaded.predict(gold)
+    assert [p.deprels for p in old] == [p.deprels for p in
+                                        ArcVoting.from_fitted(members, gold, weighting="tuned").predict(gold)]
+
+
+def test_constrained_votes_label_with_the_label_weights() -> None:
+    from parsing.constraints import Constraints
+    from parsing.ensemble.constrained import force_combined, vote_forced
+
+    good = parse([2, 0, 2], ["nsubj", "root", "obj"])
+    loud = parse([2, 0, 2], ["dep", "root", "dep"])
+    members = [good, loud, loud]
+    forced = Constraints({1: 2})
+    assert vote_forced(members, [1.0, 1.0, 1.0], forced).deprels == ["", "dep", "root", "dep"]
+    heard = vote_forced(members, [1.0, 1.0, 1.0], forced, [1.0, 0.1, 0.1])
+    assert heard.deprels == ["", "nsubj", "root", "obj"]
+    other = parse([0, 1, 2], ["root", "dep", "dep"])  # the ensemble's tree misses the forced arc
+    tree = force_combined(other, members, [1.0, 1.0, 1.0], forced, [1.0, 0.1, 0.1])
+    assert tree.heads.tolist() == [-1, 2, 0, 2]
+    assert tree.deprels == ["", "nsubj", "root", "dep"]  # word 3 kept its arc, and its label
+    assert force_combined(other, members, [1.0, 1.0, 1.0], forced).deprels[1] == "dep"

@@ -85,4 +85,5 @@ def test_member_vote_weights_of_fitted_voting_ensembles() -> None:
 
 def test_only_voting_methods_take_extra_voters() -> None:
     voting = {name for name, spec in METHODS.items() if spec.votes}
-    assert voting == {"vote-uniform", "vote-accuracy", "vote-power", "vote-tuned", "vote-rank", "fuzzy-pos"}
+    assert voting == {"vote-uniform", "vote-accuracy", "vote-power", "vote-tuned", "vote-tuned-labels",
+                      "vote-rank", "fuzzy-pos"}
