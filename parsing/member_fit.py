@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from parsing.base import BaseParser
-from parsing.members import build_member
+from parsing.members import build_member, member_seed
 from parsing.persist import ModelFormatError, load_model
 from parsing.runners import in_processes, sequential
 from parsing.types import Sentence
@@ -66,7 +66,8 @@ def fit_member(job: MemberJob) -> Fitted:
     parser = warm_member(job.warm)
     continued = parser is not None
     if parser is None:
-        parser = build_member(job.name, **{"random_state": job.random_state, **job.params})
+        seed = member_seed(job.name, job.random_state)
+        parser = build_member(job.name, **{"random_state": seed, **job.params})
     parser.fit(job.train, job.dev)
     parser.save(job.path)
     return job.name, time.perf_counter() - started, continued

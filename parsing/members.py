@@ -40,6 +40,9 @@ class MemberSpec:
     setting_requires: tuple[tuple[str, str, str], ...] = ()
     """``(setting, module, install command)``: an optional module a setting needs when given
     (checked before a round trains: :meth:`parsing.plan.TrainingPlan.missing_requirements`)."""
+    seed_offset: int = 0
+    """Added to the round's seed when the member is built (:func:`member_seed`): a second copy of
+    a member (``biaffine-b``) that starts from other weights and batch orders, so its errors differ."""
 
     def build(self, **overrides: Any) -> BaseParser:
         """A new, unfitted parser with this member's settings (``overrides`` win)."""
@@ -119,6 +122,13 @@ EXTRA_MEMBERS: dict[str, MemberSpec] = {
                            self_tagging=True, requires="torch", install="pip install torch==2.13.0",
                            path_settings=("vectors", "encoder"),
                            setting_requires=(("encoder", "transformers", "pip install transformers"),)),
+    "biaffine-b": MemberSpec("biaffine-b", "parsing.biaffine.member", "BiaffineParser",
+                             "the biaffine member again, seeded differently (its weights and batch order "
+                             "start elsewhere, so its errors differ and the two can vote); needs PyTorch",
+                             self_tagging=True, requires="torch", install="pip install torch==2.13.0",
+                             path_settings=("vectors", "encoder"),
+                             setting_requires=(("encoder", "transformers", "pip install transformers"),),
+                             seed_offset=1000),
     "isbn": MemberSpec("isbn", "parsing.isbn", "ISBNParser",
                        "feed-forward ISBN (Titov 2008 ch. 5, discriminative): arc-eager, latent "
                        "states linked by 7 structural relations, beam pruned after each shift"),
@@ -186,6 +196,17 @@ def missing_requirement(name: str) -> str | None:
 def build_member(name: str, **overrides: Any) -> BaseParser:
     """A new, unfitted member parser."""
     return _known()[member_names(name)[0]].build(**overrides)
+
+
+def member_seed(name: str, seed: int) -> int:
+    """The seed member ``name`` is built with in a round seeded ``seed`` (its spec's
+    :attr:`MemberSpec.seed_offset` added).
+
+    Examples:
+        >>> member_seed("biaffine", 3), member_seed("biaffine-b", 3)
+        (3, 1003)
+    """
+    return seed + _known()[member_names(name)[0]].seed_offset
 
 
 RAW_TEXT_SETTINGS = {"clusters": "cluster_text", "meta": "meta_text"}

@@ -71,8 +71,9 @@ FAST_MEMBER_PARAMS: dict[str, dict[str, Any]] = {
     "isbn": {"max_epochs": 6, "hidden": 32, "beam_size": 2, "learning_rate": 0.01},
     "isbn-rerank": {"k": 4, "rates": [1.0], "epochs": 1,
                     "isbn_params": {"max_epochs": 6, "hidden": 32, "beam_size": 2, "learning_rate": 0.01}},
-    "biaffine": {"word_dim": 16, "char_dim": 8, "char_hidden": 16, "hidden": 32, "layers": 1, "arc_dim": 32,
-                 "label_dim": 16, "max_epochs": 3, "max_seconds": 60.0, "batch_size": 8},
+    **{name: {"word_dim": 16, "char_dim": 8, "char_hidden": 16, "hidden": 32, "layers": 1, "arc_dim": 32,
+              "label_dim": 16, "max_epochs": 3, "max_seconds": 60.0, "batch_size": 8}
+       for name in ("biaffine", "biaffine-b")},
 }
 """Cheap settings (``MEMBER_PARAMS``) for tests and quick trials: a few epochs each."""
 

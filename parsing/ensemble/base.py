@@ -236,12 +236,13 @@ class Ensemble(BaseParser):
         return ensemble
 
     def _new_members(self) -> list[BaseParser]:
-        from parsing.members import build_member
+        from parsing.members import build_member, member_seed
 
         built: list[BaseParser] = []
         for member in self.members:
             if isinstance(member, str):
-                built.append(build_member(member, random_state=self.random_state))
+                seed = None if self.random_state is None else member_seed(member, self.random_state)
+                built.append(build_member(member, random_state=seed))
             else:
                 built.append(clone(member))
         if not built:

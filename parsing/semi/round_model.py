@@ -17,7 +17,7 @@ from parsing.ensemble.base import Ensemble
 from parsing.ensemble.registry import combine, fit_ensemble
 from parsing.ensemble.reparse import reparse_under_constraints
 from parsing.ensemble.voting import ensemble_vote_weights
-from parsing.members import build_member
+from parsing.members import build_member, member_seed
 from parsing.plan import TrainingPlan
 from parsing.scorer.metrics import evaluate
 from parsing.types import Parse, Sentence
@@ -96,7 +96,7 @@ def train_round(plan: TrainingPlan, human: Sequence[Sentence], dev: Sequence[Sen
                 parser = candidate
                 warmed.append(name)
         if parser is None:
-            params = {"random_state": plan.seed, **plan.settings.get(name, {})}
+            params = {"random_state": member_seed(name, plan.seed), **plan.settings.get(name, {})}
             parser = build_member(name, **params)
         more = automatic.get(name, ())
         parser.fit([*human, *more] if more else list(human), dev)

@@ -64,3 +64,28 @@ def test_trained_and_loaded_through_the_pipeline(tags: str, tmp_path: Path) -> N
         assert own.upos == own.extras["upos"] and other.upos == bundle.prepare(dev[:1])[0].upos
     else:
         assert own.upos is None and other.upos is None
+
+
+def test_a_second_biaffine_member_starts_from_another_seed(tmp_path: Path) -> None:
+    """``biaffine-b`` is the same network seeded ``seed + 1000`` in a round (and in an ensemble
+    built from names): two neural voters whose errors differ."""
+    pytest.importorskip("torch")
+    from parsing.conllu_io import load_sentences
+    from parsing.ensemble import ArcVoting
+    from parsing.members import member_seed
+    from parsing.pipeline import load_models, train_models
+
+    assert "biaffine-b" in EXTRA_MEMBERS and is_self_tagging("biaffine-b")
+    assert tag_mode_params("biaffine-b", "predicted") == {"tag_inputs": False}
+    assert member_seed("biaffine", 7) == 7 and member_seed("biaffine-b", 7) == 1007
+    assert [m.get_params()["random_state"] for m in ArcVoting(["biaffine", "biaffine-b"],
+                                                              random_state=5)._new_members()] == [5, 1005]
+    if not AFRIKAANS.is_file():
+        pytest.skip(f"UD_Afrikaans-AfriBooms not found under {UD_ROOT}")
+    sentences = [s for s in load_sentences(AFRIKAANS)[:600] if len(s) <= 9][:40]
+    train_models(sentences[:30], sentences[30:], tmp_path, names=["biaffine", "biaffine-b"], tags="gold",
+                 params={"biaffine": SMALL, "biaffine-b": SMALL}, random_state=2)
+    bundle = load_models(tmp_path)
+    first, second = bundle.parsers["biaffine"], bundle.parsers["biaffine-b"]
+    assert first.get_params()["random_state"] == 2 and second.get_params()["random_state"] == 1002
+    assert (first.weights_["arc_weight"] != second.weights_["arc_weight"]).any()  # type: ignore[attr-defined]
