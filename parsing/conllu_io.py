@@ -324,7 +324,7 @@ def with_parse(raw: ConlluSentence, parse: Parse, *, tags: bool = False) -> Conl
         for column, key in ((LEMMA, "lemmas"), (XPOS, "xpos"), (FEATS, "feats")):
             values = parse.extras.get(key) if tags else None
             if isinstance(values, list):
-                row[column] = str(values[word])
+                row[column] = str(values[word]) or "_"  # a CoNLL-U column is never empty
     return _with_words_changed(raw, change)
 
 

@@ -107,16 +107,22 @@ def lemma_script(form: str, lemma: str) -> str:
 
 def apply_script(form: str, script: str) -> str:
     """The lemma that ``script`` (from :func:`lemma_script`) makes of ``form``; a script that does
-    not fit the form (it would cut more than the form has) gives the form itself."""
+    not fit the form (it would cut more than the form has, or leave nothing: a CoNLL-U lemma is
+    never empty) gives the form itself.
+
+    Examples:
+        >>> apply_script("a", lemma_script("cd", "d"))  # cuts one letter: nothing left of "a"
+        'a'
+    """
     if script.startswith(_WHOLE):
-        return script[len(_WHOLE):]
+        return script[len(_WHOLE):] or form
     parts = script.split(_SEP)
     if len(parts) != 5:
         return form
     casing, cut_prefix, add_prefix, cut_suffix, add_suffix = parts
     low = form.lower()
     head, tail = int(cut_prefix), int(cut_suffix)
-    if head + tail > len(low):
+    if head + tail > len(low) or (head + tail == len(low) and not add_prefix and not add_suffix):
         return form
     core = add_prefix + low[head:len(low) - tail] + add_suffix
     if casing == "u":

@@ -63,6 +63,8 @@ def test_a_lemma_script_carries_over_to_unseen_words_with_case() -> None:
     assert apply_script("UNHAPPY", lemma_script("Unhappy", "Happy")) == "Happy"
     assert apply_script("went", lemma_script("went", "go")) == "go"
     assert apply_script("a", lemma_script("walked", "walk")) == "a"  # the rule cuts more than the word has
+    assert apply_script("a", lemma_script("cd", "d")) == "a"  # it would leave nothing: never an empty lemma
+    assert apply_script("ab", lemma_script("cd", "d")) == "b"
 
 
 def test_vocabulary_order_and_unknowns() -> None:

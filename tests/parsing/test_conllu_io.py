@@ -72,6 +72,8 @@ def test_with_parse_writes_predicted_lemmas_xpos_and_feats_only_with_tags() -> N
     assert "1\tDo\tDO\tVERB\tVB\tA=1\t2\tx\t_\t_\n" in tagged
     assert "3\tgo\tGO\tVERB\tVB\tB=2\t2\ty\t_\tSpaceAfter=No\n" in tagged
     assert "1\tDo\tdo\tAUX\t_\t_\t2\tx\t_\t_\n" in format_conllu([with_parse(raw, parse)])
+    extras["lemmas"] = ["<ROOT>", "", "not", "GO"]  # a predicted empty value is written as _
+    assert "1\tDo\t_\tVERB\tVB\tA=1\t2\tx\t_\t_\n" in format_conllu([with_parse(raw, parse, tags=True)])
 
 
 def test_raw_text_without_heads_is_accepted() -> None:
