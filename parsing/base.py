@@ -34,6 +34,10 @@ class BaseParser(BaseEstimator, ABC):  # type: ignore[misc]
     parse_cost: ClassVar[float] = 1.0
     """Parse time per word relative to a transition member (measured on Irish test), so forked
     parsing (:mod:`parsing.forked`) starts the slow members first and the processes end together."""
+    gives_arc_probabilities: ClassVar[bool] = False
+    """Whether ``Parse.arc_scores`` holds the probability of each chosen head (a softmax over the
+    word's candidate heads), not a raw score: the arc error detector reads it as a feature
+    (:func:`parsing.detect.features.confidence_features`)."""
 
     @abstractmethod
     def fit(self, sentences: Sequence[Sentence], dev: Sequence[Sentence] | None = None) -> Self:

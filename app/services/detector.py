@@ -23,10 +23,10 @@ from typing import Any
 import numpy as np
 from sqlalchemy import select
 
-from app.models import Document, Sentence, Treebank
+from app.models import Document, Sentence, Treebank, TreeVersion
 from app.parser_models import TrainingRound
 from app.services import DbSession
-from app.services.sources import load_trees, reviewed_ids, split_sentence_ids, words_of
+from app.services.sources import Trees, load_trees, reviewed_ids, split_sentence_ids, words_of
 from parsing.detect.bundle import DETECTOR_FILE, fit_model_detector, with_tags
 from parsing.detect.counts import tree_events
 from parsing.detect.model import ArcDetector, ScoredTree
@@ -106,6 +106,23 @@ def _counted_ids(session: DbSession, sentence_ids: Sequence[int]) -> set[int]:
     return train | reviewed_ids(session, [sid for sid in sentence_ids if sid not in train])
 
 
+def _attach_probabilities(session: DbSession, trees: Sequence[ScoredTree], sentence_ids: Sequence[int],
+                          confident: Mapping[str, Trees]) -> None:
+    """Give the confident members' parses in ``trees`` their stored arc probabilities (the
+    versions' ``scores``; the stored trees load without them): the detector reads them."""
+    for name, stored in confident.items():
+        version_ids = [stored.trees[sid].id for sid in sentence_ids]
+        scores: dict[int, list[Any] | None] = {version_id: given for version_id, given in session.execute(
+            select(TreeVersion.id, TreeVersion.scores).where(TreeVersion.id.in_(version_ids)))}
+        for tree, version_id in zip(trees, version_ids, strict=True):
+            given, parse = scores.get(version_id), tree.member_parses[name]
+            if given is not None and len(given) == len(parse.heads) - 1:
+                probabilities = np.array([np.nan, *(np.nan if x is None else float(x) for x in given)])
+                tree.member_parses = {**tree.member_parses,
+                                      name: Parse(parse.heads, parse.deprels, arc_scores=probabilities,
+                                                  upos=parse.upos)}
+
+
 def suspicious_arcs(session: DbSession, treebank: Treebank, *, source: str, split: str | None,
                     detector: ArcDetector, round_number: int | None,
                     limit: int = MAX_SCORED) -> SuspiciousArcs:
@@ -140,6 +157,7 @@ def suspicious_arcs(session: DbSession, treebank: Treebank, *, source: str, spli
         trees.append(ScoredTree(with_tags(sentence, tags), tree.heads, list(tree.deprels), parses, own,
                                 given=source != "ensemble"))
         kept.append(sid)
+    _attach_probabilities(session, trees, kept, {name: members[name] for name in detector.confident})
     rows: list[dict[str, Any]] = []
     for sid, item, p in zip(kept, trees, detector.score(trees), strict=True):
         for word, value in enumerate(p.tolist(), start=1):

@@ -139,6 +139,7 @@ class BiaffineParser(BaseParser):
     description: ClassVar[str] = ("joint neural tagger-parser: character BiLSTM + word embeddings, "
                                   "BiLSTM encoder, biaffine arcs and labels (Dozat & Manning 2017)")
     parse_cost: ClassVar[float] = 9.0  # Tamil test: 2,400 words/s (one thread), a transition member 21,000
+    gives_arc_probabilities: ClassVar[bool] = True  # arc_scores: the chosen head's softmax probability
     vectors: str | None = None  # the defaults of models saved before these settings existed
     vectors_limit: int = 20_000
     encoder: str | None = None

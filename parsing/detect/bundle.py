@@ -70,6 +70,12 @@ def _ensemble(bundle: ModelBundle) -> Ensemble:
     return bundle.ensemble
 
 
+def confident_members(bundle: ModelBundle, names: Sequence[str]) -> list[str]:
+    """Those of ``names`` whose arc scores are probabilities (``gives_arc_probabilities``): the
+    detector reads their confidence."""
+    return [name for name in names if bundle.parsers[name].gives_arc_probabilities]
+
+
 def member_weights(bundle: ModelBundle) -> tuple[list[str], list[float]]:
     """The members the ensemble votes with and their vote weights.
 
@@ -129,7 +135,8 @@ def fit_model_detector(model_dir: str | Path, train: Sequence[Sentence], dev: Se
     bundle = bundle or load_models(model_dir)
     names, weights = member_weights(bundle)
     detector = fit_detector(train, ensemble_trees(bundle, dev, member_parses), dev, names, weights,
-                            params=params, random_state=random_state)
+                            params=params, random_state=random_state,
+                            confident=confident_members(bundle, names))
     detector.save(detector_path(model_dir))
     record: dict[str, Any] = {"file": DETECTOR_FILE, "train_trees": detector.counts.n_trees}
     parsed = ~detector.training_given

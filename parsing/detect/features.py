@@ -13,6 +13,9 @@ or a reviewed tree), so the same code scores all of them:
 * **shape**: arc length (and its log), direction, the word's relative position, sentence
   length, the word's number of dependents, siblings sharing its label, whether the arc is
   non-projective, the word's depth;
+* **confidence** (members that give arc probabilities, ``confident``: the neural member): the
+  probability the member gives its own head, and the same split by whether that head is the
+  tree's (the member agrees and is sure, or disagrees and is sure);
 * **treebank** (:mod:`parsing.detect.counts`, counted on the training trees): smoothed,
   log-scaled configuration, tag, form, lemma, word-pair and context (variation n-gram) counts,
   the NIL variation share of the same two words at the same distance, and the strongest
@@ -53,20 +56,59 @@ SHAPE_FEATURES = ("length", "log_length", "direction", "position", "log_sentence
 COUNT_FEATURES = ("config_log", "config_pair_log", "config_p", "tag_label_p", "form_log", "form_label_p",
                   "lemma_log", "lemma_label_p", "pair_log", "pair_label_p", "context_log",
                   "context_label_p", "nil_seen_log", "nil_link_share", "alternative_link_share")
+CONFIDENCE_FEATURES = ("p", "p_agrees", "p_differs")
+"""Per member that gives arc probabilities (:func:`confidence_features`), after every other column."""
 SMOOTHING = 0.5
 """Added to every count before a share is taken (``(c + a) / (total + a * outcomes)``)."""
 
 
-def feature_names(members: Sequence[str], upos_tags: Sequence[str], labels: Sequence[str]) -> list[str]:
-    """The name of every column of :func:`word_features`, in order.
+def feature_names(members: Sequence[str], upos_tags: Sequence[str], labels: Sequence[str],
+                  confident: Sequence[str] = ()) -> list[str]:
+    """The name of every column of :func:`word_features`, in order, then the
+    :func:`confidence_features` of the ``confident`` members.
 
     Examples:
         >>> feature_names(["a"], ["NOUN"], ["nsubj"])[-4:]
         ['upos=NOUN', 'head_upos=ROOT', 'head_upos=NOUN', 'label=nsubj']
+        >>> feature_names(["a"], ["NOUN"], ["nsubj"], confident=["a"])[-3:]
+        ['p:a', 'p_agrees:a', 'p_differs:a']
     """
     return [*VOTE_FEATURES, *(f"agrees:{m}" for m in members), *(f"agrees_labelled:{m}" for m in members),
             *SHAPE_FEATURES, *COUNT_FEATURES, "given_tree", *(f"upos={t}" for t in upos_tags),
-            f"head_upos={ROOT_TAG}", *(f"head_upos={t}" for t in upos_tags), *(f"label={x}" for x in labels)]
+            f"head_upos={ROOT_TAG}", *(f"head_upos={t}" for t in upos_tags), *(f"label={x}" for x in labels),
+            *(f"{column}:{m}" for m in confident for column in CONFIDENCE_FEATURES)]
+
+
+def confidence_features(heads: ArrayLike, member_heads: ArrayLike,
+                        probabilities: Sequence[ArrayLike | None]) -> FloatArray:
+    """The confidence columns (``CONFIDENCE_FEATURES`` per member), shape ``(n, 3K)``.
+
+    Args:
+        heads: the tree being scored, ``(n+1,)``.
+        member_heads: the ``K`` confident members' heads, ``(K, n+1)``.
+        probabilities: each one's probability of its own head per word, ``(n+1,)`` (ROOT first),
+            or ``None`` when not known (a parse stored without them): ``nan`` columns.
+
+    Examples:
+        >>> confidence_features([-1, 2, 0], [[-1, 2, 0]], [[0.0, 0.9, 0.6]]).tolist()
+        [[0.9, 0.9, 0.0], [0.6, 0.6, 0.0]]
+        >>> confidence_features([-1, 0, 1], [[-1, 2, 0]], [[0.0, 0.9, 0.6]])[0].tolist()
+        [0.9, 0.0, 0.9]
+    """
+    tree = np.asarray(heads, dtype=np.intp)
+    member = np.asarray(member_heads, dtype=np.intp).reshape(len(probabilities), tree.shape[0])
+    n = tree.shape[0] - 1
+    blocks = []
+    for row, probability in zip(member, probabilities, strict=True):
+        if probability is None:
+            blocks.append(np.full((n, len(CONFIDENCE_FEATURES)), np.nan))
+            continue
+        p = np.asarray(probability, dtype=np.float64)[1:]
+        if p.shape != (n,):
+            raise ValueError(f"{p.shape[0]} arc probabilities for a sentence of {n} words")
+        agrees = row[1:] == tree[1:]
+        blocks.append(np.stack([p, np.where(agrees, p, 0.0), np.where(agrees, 0.0, p)], axis=1))
+    return np.hstack(blocks) if blocks else np.zeros((n, 0))
 
 
 def vote_features(member_heads: ArrayLike, member_labels: Sequence[Sequence[str]], weights: ArrayLike,

@@ -32,7 +32,7 @@ from threadpoolctl import threadpool_limits
 
 from parsing.detect.boosting import BoostedTrees, FloatArray
 from parsing.detect.counts import TreebankCounts, tree_events
-from parsing.detect.features import feature_names, word_features
+from parsing.detect.features import confidence_features, feature_names, word_features
 from parsing.ensemble.base import stack_heads
 from parsing.jackknife import fold_assignment
 from parsing.persist import load_model, save_model
@@ -176,6 +176,8 @@ class ArcDetector:
         training_wrong: whether each training word's arc was wrong, shape ``(W,)``.
         training_given: whether it was a word of a given (corrupted gold) tree, shape ``(W,)``.
         params: the boosting's settings; folds: jackknife folds.
+        confident: the members whose arc probabilities it reads (:func:`member_probabilities`;
+            empty for detectors saved before they were read).
     """
 
     members: list[str]
@@ -192,10 +194,12 @@ class ArcDetector:
     training_given: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
     params: dict[str, Any] = field(default_factory=dict)
     folds: int = 5
+    confident: list[str] = field(default_factory=list)
 
     def matrix(self, trees: Sequence[ScoredTree]) -> FloatArray:
         """Rows of every tree stacked, shape ``(W, F)`` (:func:`feature_matrix`)."""
-        return feature_matrix(trees, self.members, self.weights, self.counts, self.upos_tags, self.labels)
+        return feature_matrix(trees, self.members, self.weights, self.counts, self.upos_tags, self.labels,
+                              self.confident)
 
     def calibrate(self, raw: FloatArray) -> FloatArray:
         """Probabilities of the raw scores (Platt's curve), in ``[0, 1]``."""
@@ -223,10 +227,21 @@ class ArcDetector:
         return detector
 
 
+def member_probabilities(parse: Parse) -> FloatArray | None:
+    """A confident member's probability of its own head per word, ``(n+1,)``, or ``None`` when
+    the parse has none (a tree stored without its scores)."""
+    if parse.arc_scores is None or len(parse.arc_scores) != len(parse.heads):
+        return None
+    probabilities: FloatArray = np.asarray(parse.arc_scores, dtype=np.float64)
+    return probabilities
+
+
 def feature_matrix(trees: Sequence[ScoredTree], members: Sequence[str], weights: Sequence[float],
-                   counts: TreebankCounts, upos_tags: Sequence[str], labels: Sequence[str]) -> FloatArray:
-    """The feature rows (:func:`~parsing.detect.features.word_features`) of every tree, stacked,
-    shape ``(W, F)``.
+                   counts: TreebankCounts, upos_tags: Sequence[str], labels: Sequence[str],
+                   confident: Sequence[str] = ()) -> FloatArray:
+    """The feature rows (:func:`~parsing.detect.features.word_features`, then the
+    :func:`~parsing.detect.features.confidence_features` of the ``confident`` members) of every
+    tree, stacked, shape ``(W, F)``.
 
     Raises:
         ValueError: a tree without the parse of one of ``members``.
@@ -238,10 +253,16 @@ def feature_matrix(trees: Sequence[ScoredTree], members: Sequence[str], weights:
             raise ValueError(f"sentence {tree.sentence.sent_id or ''}: no parse of {', '.join(missing)} "
                              f"(the detector reads the parses of {', '.join(members)})")
         parses = [tree.member_parses[name] for name in members]
-        blocks.append(word_features(tree.sentence, tree.heads, tree.deprels, stack_heads(parses),
-                                    [p.deprels for p in parses], np.asarray(weights, dtype=np.float64),
-                                    counts, upos_tags, labels, tree.own, tree.given))
-    return np.vstack(blocks) if blocks else np.zeros((0, len(feature_names(members, upos_tags, labels))))
+        block = word_features(tree.sentence, tree.heads, tree.deprels, stack_heads(parses),
+                              [p.deprels for p in parses], np.asarray(weights, dtype=np.float64),
+                              counts, upos_tags, labels, tree.own, tree.given)
+        if confident:
+            sure = [tree.member_parses[name] for name in confident]
+            block = np.hstack([block, confidence_features(tree.heads, stack_heads(sure),
+                                                          [member_probabilities(p) for p in sure])])
+        blocks.append(block)
+    width = len(feature_names(members, upos_tags, labels, confident))
+    return np.vstack(blocks) if blocks else np.zeros((0, width))
 
 
 def vocabularies(train: Sequence[Sentence]) -> tuple[list[str], list[str]]:
@@ -286,7 +307,7 @@ SYNTHETIC_RATE = 0.05
 def fit_detector(train: Sequence[Sentence], tuning: Sequence[ScoredTree], gold: Sequence[Sentence],
                  members: Sequence[str], weights: Sequence[float], *, params: Mapping[str, Any] | None = None,
                  folds: int = 5, random_state: int | None = 0, synthetic_copies: int = SYNTHETIC_COPIES,
-                 synthetic_rate: float = SYNTHETIC_RATE) -> ArcDetector:
+                 synthetic_rate: float = SYNTHETIC_RATE, confident: Sequence[str] = ()) -> ArcDetector:
     """Fit the detector.
 
     It learns two kinds of error: the ensemble's (``tuning``: its parses of trees the members were
@@ -302,10 +323,17 @@ def fit_detector(train: Sequence[Sentence], tuning: Sequence[ScoredTree], gold: 
         members, weights: the members read and their vote weights (the ensemble's).
         params: boosting settings over :data:`DEFAULT_PARAMS`; folds: jackknife folds (by sentence).
         synthetic_copies, synthetic_rate: see :func:`synthetic_given`.
+        confident: members among ``members`` whose parses' ``arc_scores`` are probabilities
+            (``BaseParser.gives_arc_probabilities``): their confidence is read too.
 
     Raises:
-        ValueError: no tuning words, one class only, or mismatched trees.
+        ValueError: no tuning words, one class only, mismatched trees, or a confident member
+            that is not one of ``members``.
     """
+    strangers = [name for name in confident if name not in members]
+    if strangers:
+        raise ValueError(f"confident members {', '.join(strangers)} are not among the members "
+                         f"{', '.join(members)}")
     counts = TreebankCounts.build(train)
     tags, labels = vocabularies(train)
     settings = {**DEFAULT_PARAMS, **(params or {})}
@@ -313,7 +341,7 @@ def fit_detector(train: Sequence[Sentence], tuning: Sequence[ScoredTree], gold: 
         synthetic_given(tuning, gold, copies=synthetic_copies, rate=synthetic_rate, random_state=random_state)
         if synthetic_copies else ([], [], []))
     trees = [*tuning, *given]
-    x = feature_matrix(trees, members, weights, counts, tags, labels)
+    x = feature_matrix(trees, members, weights, counts, tags, labels, confident)
     y = wrong_arcs(trees, [*gold, *given_gold])
     if len(y) == 0:
         raise ValueError("the detector needs tuning sentences with words")
@@ -324,7 +352,8 @@ def fit_detector(train: Sequence[Sentence], tuning: Sequence[ScoredTree], gold: 
     a, b = platt(raw, y)
     detector = ArcDetector(list(members), [float(w) for w in weights], tags, labels, counts,
                            fit_boosted_trees(x, y, settings, random_state), a, b,
-                           feature_names(members, tags, labels), params=settings, folds=folds)
+                           feature_names(members, tags, labels, confident), params=settings, folds=folds,
+                           confident=list(confident))
     detector.training_scores = detector.calibrate(raw)
     detector.training_wrong = y
     sizes = [len(t.sentence) for t in trees]

@@ -248,8 +248,9 @@ def _round_detector(model: RoundModel, human: Sequence[Sentence], dev: Sequence[
     dev_parses, dev_trees = model.parse(dev)
     tuning = [ScoredTree(s, t.heads, list(t.deprels), {n: dev_parses[n][i] for n in model.names})
               for i, (s, t) in enumerate(zip(dev, dev_trees, strict=True))]
+    confident = [n for n in model.names if model.members[n].gives_arc_probabilities]
     detector = fit_detector([h for h in human if h.has_tree], tuning, dev, model.names, weights,
-                            random_state=seed, synthetic_copies=0)
+                            random_state=seed, synthetic_copies=0, confident=confident)
 
     def score(sentences: Sequence[Sentence], by_name: Mapping[str, Sequence[Parse]],
               trees: Sequence[Parse]) -> list[NDArray[np.float64]]:

@@ -116,3 +116,26 @@ def test_the_editor_gets_only_detector_scores_that_fit_the_sentence() -> None:
     for stored in (None, [0.1, 0.9], [0.1, "x", 0.2], [0.1, True, 0.2], {"1": 0.5}):
         assert detector_flags(SentenceState(p_wrong=stored), 3)["p_wrong"] is None  # e.g. after a token edit
     assert detector_flags(None, 3) == {"p_wrong": None, "flag_p_wrong": FLAG_P_WRONG}
+
+
+def test_the_neural_members_arc_probabilities_reach_the_detector_in_rounds_and_on_the_page(
+        app: Flask, session: Session, user: User, fast: Path) -> None:
+    """With the biaffine member in a round, the detector reads its arc probabilities: fitted from
+    the round's parses, stored with its tree versions, and read back from them by the page, which
+    then gives the same ``p_wrong`` as the round stored."""
+    pytest.importorskip("torch")
+    treebank = import_without_dev(session, user, train=60, pool=10)
+    round_ = run_round(app, session, user, treebank, ["graph1", "eager", "biaffine"])
+    detector = round_detector(round_.model_dir)
+    assert detector is not None and detector.confident == ["biaffine"]
+    assert detector.feature_names[-3:] == ["p:biaffine", "p_agrees:biaffine", "p_differs:biaffine"]
+    pool = session.scalars(select(Sentence).join(Document).where(Document.treebank_id == treebank.id,
+                                                                 Document.split == "pool")).all()
+    states = {s.sentence_id: s for s in session.scalars(select(SentenceState).where(
+        SentenceState.sentence_id.in_([p.id for p in pool])))}
+    found = suspicious_arcs(session, treebank, source="ensemble", split="pool", detector=detector,
+                            round_number=round_.number)
+    assert len(found.rows) == sum(s.n_words for s in pool)
+    for row in found.rows:  # the page's scores, from the stored probabilities, are the round's
+        stored = states[row["sentence_id"]].p_wrong
+        assert stored is not None and row["p_wrong"] == pytest.approx(stored[row["word"] - 1], abs=1e-4)

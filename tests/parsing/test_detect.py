@@ -276,3 +276,56 @@ def test_simulate_selects_by_a_detector_fitted_each_round(ud_root: Path, tmp_pat
     rounds = json.loads(out.read_text(encoding="utf-8"))["rounds"]
     chosen = set(rounds[1]["selected_ids"])
     assert len(chosen) == 5 and not chosen & set(rounds[0]["selected_ids"])
+
+
+def _noisy(sentence: Sentence, rng: np.random.Generator, rate: float) -> np.ndarray:  # type: ignore[type-arg]
+    heads = sentence.heads.copy()
+    for d in range(1, len(sentence) + 1):
+        if rng.random() < rate:
+            heads[d] = int(rng.choice([h for h in range(len(sentence) + 1) if h != d]))
+    return heads
+
+
+def test_a_confident_members_arc_probabilities_are_read(ud_root: Path, tmp_path: Path) -> None:
+    """A member whose arc probabilities tell right from wrong (as the neural member's do) adds
+    the ``p:`` columns; the detector ranks the tree's errors better with them, keeps them in its
+    file, and still scores a parse stored without its probabilities."""
+    from parsing.detect.evaluate import roc_auc
+    from parsing.detect.model import ScoredTree, fit_detector, wrong_arcs
+
+    source = ud_root / "UD_Telugu-MTG"
+    train = load_sentences(source / "te_mtg-ud-train.conllu")[:300]
+    gold = [s for s in load_sentences(source / "te_mtg-ud-dev.conllu") if len(s) > 1]
+    rng = np.random.default_rng(4)
+    trees = []
+    for sentence in gold:
+        tree = _noisy(sentence, rng, 0.25)
+        sure = tree.copy()  # both members agree with the tree: only the probabilities tell
+        right = sure == sentence.heads
+        p = np.clip(np.where(right, 0.85, 0.35) + rng.normal(0, 0.1, size=right.shape), 0.01, 0.99)
+        parses = {"plain": Parse(tree, list(sentence.deprels)),
+                  "sure": Parse(sure, list(sentence.deprels), arc_scores=p)}
+        trees.append(ScoredTree(sentence, tree, list(sentence.deprels), parses))
+    half = len(trees) // 2
+    fitted = {confident: fit_detector(train, trees[:half], gold[:half], ["plain", "sure"], [1.0, 1.0],
+                                      synthetic_copies=0, confident=confident)
+              for confident in ((), ("sure",))}
+    plain, sure = fitted[()], fitted[("sure",)]
+    assert sure.confident == ["sure"]
+    assert sure.feature_names[-3:] == ["p:sure", "p_agrees:sure", "p_differs:sure"]
+    assert plain.confident == [] and len(sure.feature_names) == len(plain.feature_names) + 3
+    wrong = wrong_arcs(trees[half:], gold[half:])
+    auc = {name: roc_auc(np.concatenate(d.score(trees[half:])), wrong) for name, d in
+           (("plain", plain), ("sure", sure))}
+    assert auc["sure"] > auc["plain"] + 0.02  # random heads are rare arcs: the counts find most
+    sure.save(tmp_path / "detector.model")
+    loaded = ArcDetector.load(tmp_path / "detector.model")
+    assert loaded.confident == ["sure"]
+    np.testing.assert_allclose(np.concatenate(loaded.score(trees[half:])),
+                               np.concatenate(sure.score(trees[half:])))
+    stored = [ScoredTree(t.sentence, t.heads, t.deprels,
+                         {**t.member_parses, "sure": Parse(t.member_parses["sure"].heads, t.deprels)})
+              for t in trees[half:]]
+    assert all(np.isfinite(p).all() for p in loaded.score(stored))  # without probabilities: nan columns
+    with pytest.raises(ValueError, match="not among the members"):
+        fit_detector(train, trees[:half], gold[:half], ["plain"], [1.0], confident=["sure"])
