@@ -44,11 +44,12 @@ def best_member(dev: list[Sentence], dev_parses: dict[str, list[Parse]]) -> str:
 
 
 def method_parses(
-    model_dir: Path, treebank: Path, methods: list[str]
+    model_dir: Path, treebank: Path, methods: list[str], members: list[str] | None = None
 ) -> tuple[list[Sentence], list[list[Parse]], list[str]]:
     """The gold test sentences, each side's parses of them (methods fitted on dev) and each
-    side's resolved name (``member:best`` becomes ``member:NAME``)."""
-    bundle = load_models(model_dir)
+    side's resolved name (``member:best`` becomes ``member:NAME``); ``members``: only these
+    of the model's members (default: all)."""
+    bundle = load_models(model_dir, members)
     dev = load_sentences(next(treebank.glob("*-ud-dev.conllu")))
     test = load_sentences(next(treebank.glob("*-ud-test.conllu")))
     dev_in, test_in = bundle.prepare(dev), bundle.prepare(test)
@@ -93,15 +94,20 @@ def main() -> None:
     parser.add_argument("--models", type=Path, default=REPO / "bench" / "out" / "models")
     parser.add_argument("--tags", choices=("gold", "predicted"), default="gold",
                         help="which kept models to compare (TREEBANK-gold or TREEBANK-predicted)")
+    parser.add_argument("--variant", default="",
+                        help="the models of a bench/ensembles.py --variant (TREEBANK-TAGS-VARIANT)")
+    parser.add_argument("--members", help="comma-separated: combine only these members of each model")
     parser.add_argument("--out", type=Path, help="also append the JSON lines to this file")
     args = parser.parse_args()
     sides = [args.method_a, *args.others]
     rows: list[dict[str, object]] = []
     pooled_gold: list[Sentence] = []
     pooled: list[list[Parse]] = [[] for _ in sides]
-    for model_dir in sorted(args.models.glob(f"*-{args.tags}")):
-        treebank = SHARED / "ud" / model_dir.name.removesuffix(f"-{args.tags}")
-        gold, outputs, resolved = method_parses(model_dir, treebank, sides)
+    suffix = f"-{args.tags}" + (f"-{args.variant}" if args.variant else "")
+    members = args.members.split(",") if args.members else None
+    for model_dir in sorted(args.models.glob(f"*{suffix}")):
+        treebank = SHARED / "ud" / model_dir.name.removesuffix(suffix)
+        gold, outputs, resolved = method_parses(model_dir, treebank, sides, members)
         for k in range(1, len(sides)):
             rows.append(row(treebank.name, compare(gold, outputs[0], outputs[k])["LAS"],
                             [resolved[0], resolved[k]]))
@@ -115,7 +121,8 @@ def main() -> None:
         print(json.dumps(rows[-1]), flush=True)
     if args.out:
         with args.out.open("a", encoding="utf-8") as log:
-            log.writelines(json.dumps({"tags": args.tags, **r}) + "\n" for r in rows)
+            log.writelines(json.dumps({"tags": args.tags, "variant": args.variant, "members": members, **r})
+                           + "\n" for r in rows)
     print(f"\n{args.tags} tags\n\n| treebank | A | A LAS | B | B LAS | Δ | bootstrap p "
           "| randomisation p | McNemar p |")
     print("|---|---|---|---|---|---|---|---|---|")

@@ -34,7 +34,7 @@ import numpy as np  # noqa: E402
 from ud_files import UD, split_files  # noqa: E402
 
 from parsing.conllu_io import format_conllu, read_conllu, to_sentence, with_parse  # noqa: E402
-from parsing.detect.bundle import member_weights  # noqa: E402
+from parsing.detect.bundle import confident_members, member_weights  # noqa: E402
 from parsing.detect.evaluate import corrupt, share_in_top, summary  # noqa: E402
 from parsing.detect.model import (  # noqa: E402
     DEFAULT_PARAMS,
@@ -43,8 +43,9 @@ from parsing.detect.model import (  # noqa: E402
     fit_detector,
     wrong_arcs,
 )
+from parsing.ensemble.registry import fit_ensemble, save_ensemble  # noqa: E402
 from parsing.ensemble.voting import vote_share  # noqa: E402
-from parsing.pipeline import load_models, read_manifest, train_models  # noqa: E402
+from parsing.pipeline import ENSEMBLE_FILE, MANIFEST, load_models, read_manifest, train_models  # noqa: E402
 from parsing.scorer.metrics import evaluate as las_of  # noqa: E402
 from parsing.types import Parse, Sentence  # noqa: E402
 
@@ -53,9 +54,15 @@ DEFAULT_TREEBANKS = ("UD_Afrikaans-AfriBooms", "UD_Irish-IDT", "UD_Tamil-TTB", "
                      "UD_Welsh-CCG", "UD_Wolof-WTB")
 
 
-def prepare(treebank: Path, cache: Path) -> Path:
+def prepare(treebank: Path, cache: Path, models_from: Path | None = None,
+            ensemble: str = "vote-uniform", members: list[str] | None = None) -> Path:
     """Train the default members (predicted tags) and write every member's and the ensemble's
-    dev and test parses as CoNLL-U under ``cache/TREEBANK`` (skipped when already there)."""
+    dev and test parses as CoNLL-U under ``cache/TREEBANK`` (skipped when already there).
+
+    ``models_from``: a folder of ``bench/ensembles.py --models`` runs; its predicted-tag model
+    directory of the treebank (``TREEBANK-predicted*``) is used instead of training (its members,
+    the neural ones among them, trained once for both benchmarks), with ``ensemble`` fitted over
+    ``members`` (default: all of them) unless it has that ensemble already."""
     out = cache / treebank.name
     done = out / "parsed.json"
     if done.is_file():
@@ -64,7 +71,9 @@ def prepare(treebank: Path, cache: Path) -> Path:
     if dev_path is None:
         raise ValueError(f"{treebank.name} has no dev split to fit the detector on")
     model = out / "model"
-    if not (model / "manifest.json").is_file() or "ensemble" not in read_manifest(model):
+    if models_from is not None:
+        model = reused_model(treebank, models_from, ensemble, dev_path, members)
+    elif not (model / "manifest.json").is_file() or "ensemble" not in read_manifest(model):
         started = time.perf_counter()
         train = [to_sentence(s) for s in read_conllu(train_path)]
         dev = [to_sentence(s) for s in read_conllu(dev_path)]
@@ -73,7 +82,7 @@ def prepare(treebank: Path, cache: Path) -> Path:
                                                                         file=sys.stderr))
         (out / "train_seconds.json").write_text(json.dumps(
             {**seconds, "wall": time.perf_counter() - started}), encoding="utf-8")
-    bundle = load_models(model)
+    bundle = load_models(model, members)
     for split, path in (("dev", dev_path), ("test", test_path)):
         raw = read_conllu(path)
         sentences = [to_sentence(s) for s in raw]
@@ -82,15 +91,53 @@ def prepare(treebank: Path, cache: Path) -> Path:
         write_parses(out / split / "ensemble.conllu", raw, combined)
         for name, parses in members.items():
             write_parses(out / split / f"{name}.conllu", raw, parses)
-    done.write_text(json.dumps({"members": list(bundle.parsers),
+            if bundle.parsers[name].gives_arc_probabilities:  # the detector reads them
+                write_probabilities(out / split / f"{name}.probabilities.json", parses)
+    done.write_text(json.dumps({"members": list(bundle.parsers), "model": str(model),
                                 "ensemble": bundle.ensemble_method}), encoding="utf-8")
     return out
+
+
+def reused_model(treebank: Path, models_from: Path, ensemble: str, dev_path: Path,
+                 members: list[str] | None = None) -> Path:
+    """The predicted-tag model directory of ``treebank`` under ``models_from``, with ``ensemble``
+    fitted over ``members`` (default: all; dev tagged by its tagger) and saved there, unless it
+    holds that ensemble over them already.
+
+    Raises:
+        FileNotFoundError: no such directory, or more than one (name the one to use).
+    """
+    found = sorted(path for path in models_from.glob(f"{treebank.name}-predicted*")
+                   if (path / "manifest.json").is_file())
+    if len(found) != 1:
+        raise FileNotFoundError(f"{models_from} holds {len(found)} predicted-tag model directories of "
+                                f"{treebank.name} ({', '.join(p.name for p in found) or 'none'}); need one")
+    model = found[0]
+    manifest = read_manifest(model)
+    wanted = members or list(manifest["parsers"])
+    if manifest.get("ensemble") == {"method": ensemble, "members": wanted}:
+        return model
+    bundle = load_models(model, wanted)
+    dev = bundle.prepare([to_sentence(s) for s in read_conllu(dev_path)])
+    started = time.perf_counter()
+    combination, combined = fit_ensemble(ensemble, bundle.parsers, dev, dev)
+    save_ensemble(combination, combined, model / ENSEMBLE_FILE)
+    manifest["ensemble"] = {"method": ensemble, "members": combined}
+    manifest["train_seconds"]["ensemble"] = time.perf_counter() - started
+    (model / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    return model
 
 
 def write_parses(path: Path, raw: list, parses: list[Parse]) -> None:  # type: ignore[type-arg]
     """``raw`` with ``parses``' heads, labels and tags."""
     path.write_text(format_conllu(with_parse(r, p, tags=True) for r, p in zip(raw, parses, strict=True)),
                     encoding="utf-8")
+
+
+def write_probabilities(path: Path, parses: list[Parse]) -> None:
+    """Each parse's ``arc_scores`` (a confident member's probabilities; ROOT's as null), as JSON."""
+    path.write_text(json.dumps([[None if not np.isfinite(x) else round(float(x), 6) for x in p.arc_scores]
+                                if p.arc_scores is not None else None for p in parses]), encoding="utf-8")
 
 
 def read_parses(path: Path) -> list[Sentence]:
@@ -104,11 +151,19 @@ def scored_trees(folder: Path, split: str, names: list[str], gold: list[Sentence
     member's parse, from the cache."""
     ensemble = read_parses(folder / split / "ensemble.conllu")
     members = {name: read_parses(folder / split / f"{name}.conllu") for name in names}
+    probabilities = {name: json.loads(path.read_text()) for name in names
+                     if (path := folder / split / f"{name}.probabilities.json").is_file()}
     trees = []
     for i, tree in enumerate(ensemble if gold is None else gold):
-        parses = {name: Parse(members[name][i].heads, members[name][i].deprels) for name in names}
+        parses = {name: Parse(members[name][i].heads, members[name][i].deprels,
+                              arc_scores=_scores(probabilities[name][i]) if name in probabilities else None)
+                  for name in names}
         trees.append(ScoredTree(tree, tree.heads, list(tree.deprels), parses, given=gold is not None))
     return trees
+
+
+def _scores(values: list[float | None] | None) -> np.ndarray | None:  # type: ignore[type-arg]
+    return None if values is None else np.array([np.nan if x is None else x for x in values])
 
 
 def head_shares(trees: list[ScoredTree], names: list[str], weights: list[float]) -> np.ndarray:  # type: ignore[type-arg]
@@ -127,19 +182,21 @@ def labelled_shares(trees: list[ScoredTree], names: list[str], weights: list[flo
 
 
 def measure(treebank: Path, folder: Path, params: dict[str, object], seed: int,
-            copies: int) -> dict[str, object]:
-    """Fit on dev, evaluate on test (ensemble trees and corrupted gold trees); one result row."""
+            copies: int, confidence: bool = True) -> dict[str, object]:
+    """Fit on dev, evaluate on test (ensemble trees and corrupted gold trees); one result row.
+    ``confidence``: read the arc probabilities of the members that give them."""
     train_path, dev_path, test_path = split_files(treebank)
     assert dev_path is not None
     train = [to_sentence(s) for s in read_conllu(train_path)]
     dev_gold = [to_sentence(s) for s in read_conllu(dev_path)]
     test_gold = [to_sentence(s) for s in read_conllu(test_path)]
-    bundle = load_models(folder / "model")
+    bundle = load_models(json.loads((folder / "parsed.json").read_text()).get("model", folder / "model"))
     names, weights = member_weights(bundle)
     started = time.perf_counter()
     dev_trees = scored_trees(folder, "dev", names)
+    confident = confident_members(bundle, names) if confidence else []
     detector = fit_detector(train, dev_trees, dev_gold, names, weights, params=params, random_state=seed,
-                            synthetic_copies=copies)
+                            synthetic_copies=copies, confident=confident)
     fit_s = time.perf_counter() - started
     parsed = ~detector.training_given
     test_trees = scored_trees(folder, "test", names)
@@ -152,7 +209,7 @@ def measure(treebank: Path, folder: Path, params: dict[str, object], seed: int,
     las = las_of(test_gold, [Parse(t.heads, t.deprels) for t in test_trees]).las.f1
     row: dict[str, object] = {
         "treebank": treebank.name, "members": names, "ensemble": bundle.ensemble_method, "tags": bundle.tags,
-        "params": {**DEFAULT_PARAMS, **params}, "seed": seed,
+        "params": {**DEFAULT_PARAMS, **params}, "seed": seed, "confident": confident,
         "synthetic_copies": copies,
         "dev_words": int(parsed.sum()), "dev_wrong": int(detector.training_wrong[parsed].sum()),
         "dev_jackknifed": summary(detector.training_scores[parsed], detector.training_wrong[parsed]),
@@ -182,6 +239,14 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--treebanks", default=",".join(DEFAULT_TREEBANKS))
     parser.add_argument("--cache", type=Path, default=Path("/tmp/arcvote-detect"))
+    parser.add_argument("--models-from", type=Path,
+                        help="use the members bench/ensembles.py --models trained here (TREEBANK-predicted*)")
+    parser.add_argument("--ensemble", default="vote-uniform",
+                        help="with --models-from: the method fitted over them when they have none")
+    parser.add_argument("--no-confidence", action="store_true",
+                        help="leave out the arc probabilities of the members that give them")
+    parser.add_argument("--members",
+                        help="with --models-from: the members to load and combine (default: all)")
     parser.add_argument("--prepare-only", action="store_true", help="train and parse, do not evaluate")
     parser.add_argument("--set", action="append", default=[], metavar="PARAM=VALUE",
                         help="a boosting setting over DEFAULT_PARAMS (value read as JSON)")
@@ -193,11 +258,12 @@ def main() -> None:
     params = {key: json.loads(value) for key, _, value in (item.partition("=") for item in args.set)}
     for name in args.treebanks.split(","):
         started = time.perf_counter()
-        folder = prepare(UD / name, args.cache)
+        folder = prepare(UD / name, args.cache, args.models_from, args.ensemble,
+                         args.members.split(",") if args.members else None)
         print(f"{name}: prepared in {time.perf_counter() - started:.0f}s", file=sys.stderr)
         if args.prepare_only:
             continue
-        row = measure(UD / name, folder, params, args.seed, args.synthetic_copies)
+        row = measure(UD / name, folder, params, args.seed, args.synthetic_copies, not args.no_confidence)
         print(json.dumps(row), flush=True)
         args.out.parent.mkdir(parents=True, exist_ok=True)
         with args.out.open("a", encoding="utf-8") as log:

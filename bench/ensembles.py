@@ -68,6 +68,7 @@ METHODS: dict[str, tuple[Factory, dict[str, Any]]] = {
     "vote-uniform": (lambda p, n: ArcVoting(p, weighting="uniform"), {}),
     "vote-accuracy": (lambda p, n: ArcVoting(p, weighting="accuracy"), {}),
     "vote-power": (lambda p, n: ArcVoting(p, weighting="power", exponent=10.0), {}),
+    "vote-tuned-labels": (lambda p, n: ArcVoting(p, weighting="tuned", labels="tuned"), {}),
     "vote-rank": (lambda p, n: ArcVoting(p, weighting="rank"), {}),
     "vote-tuned": (lambda p, n: ArcVoting(p, weighting="tuned"), {}),
     "fuzzy-pos": (lambda p, n: FuzzyPosVoting(p), {}),
@@ -120,7 +121,7 @@ def timed_predict(parser: BaseParser, sentences: Sequence[Sentence]) -> tuple[li
 
 def run_one(treebank: Path, mode: str, names: list[str], work: Path, stack_member: str | None,
             methods: list[str] | None = None, subsets: dict[str, list[str]] | None = None,
-            params: dict[str, dict[str, Any]] | None = None, variant: str = "") -> list[Row]:
+            params: dict[str, dict[str, Any]] | None = None, variant: str = "", jobs: int = 1) -> list[Row]:
     """Train members once, then measure members, oracle and every method on test.
 
     A model directory already in ``work`` (from an earlier run with ``--models``) is reused:
@@ -138,7 +139,7 @@ def run_one(treebank: Path, mode: str, names: list[str], work: Path, stack_membe
         seconds = json.loads(manifest.read_text())["train_seconds"]
     else:
         seconds = train_models(train, dev, model_dir, names=names, tags=mode,  # type: ignore[arg-type]
-                               params=params)
+                               params=params, jobs=jobs)
     bundle = load_models(model_dir, names)
     dev_in, test_in = bundle.prepare(dev), bundle.prepare(test)
     test_words = sum(len(s) for s in test)
@@ -161,8 +162,9 @@ def run_one(treebank: Path, mode: str, names: list[str], work: Path, stack_membe
         test_parses.append(on_test)
         member_seconds.append(spent)
         uas, las = score(test, on_test)
-        emit({"kind": "member", "parser": name, "UAS": uas, "LAS": las, "dev_UAS": score(dev, on_dev)[0],
-              "train_s": round(seconds[name] + seconds.get("tagger", 0.0), 1),
+        dev_uas, dev_las = score(dev, on_dev)
+        emit({"kind": "member", "parser": name, "UAS": uas, "LAS": las, "dev_UAS": dev_uas,
+              "dev_LAS": dev_las, "train_s": round(seconds[name] + seconds.get("tagger", 0.0), 1),
               "parse_words_per_s": round(test_words / spent)})
     uas, las = score(test, oracle_parses(test, test_parses))
     emit({"kind": "oracle", "parser": "oracle", "UAS": uas, "LAS": las})
@@ -214,7 +216,8 @@ def _run_method(method: str, factory: Factory, options: dict[str, Any], names: l
     rows: list[Row] = [{"kind": "ensemble", "parser": method, "UAS": uas, "LAS": las,
                         "members": [names[i] for i in keep], "fit_s": round(fit_s, 2),
                         "combine_words_per_s": round(test_words / combine_s),
-                        "parse_words_per_s": round(test_words / total_s), "dev_UAS": score(dev, on_dev)[0]}]
+                        "parse_words_per_s": round(test_words / total_s), "dev_UAS": score(dev, on_dev)[0],
+                        "dev_LAS": score(dev, on_dev)[1]}]
     for split, gold, parses, member_parses in (("dev", dev, on_dev, [dev_parses[i] for i in keep]),
                                                ("test", test, on_test, [test_parses[i] for i in keep])):
         buckets = calibration_report(gold, parses, member_parses)
@@ -267,6 +270,8 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], metavar="MEMBER.PARAM=VALUE",
                         help="training hyperparameters, as `python -m parsing train --set` "
                              "(e.g. tagger.jackknife_seeds=3); give a --variant with them")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="train the members in this many processes (wall time; train s stay per member)")
     parser.add_argument("--variant", default="",
                         help="name of a training variant: its models go to TREEBANK-TAGS-VARIANT and "
                              "its rows carry it (tables show it beside the tags)")
@@ -295,7 +300,7 @@ def main() -> None:
                 peer = None if args.no_peer else start_peer(treebank, mode, args.peer_out / treebank.name)
                 rows = run_one(treebank, mode, names, work, args.stack_member or None,
                                args.methods.split(",") if args.methods else None, subsets,
-                               overrides, args.variant)
+                               overrides, args.variant, args.jobs)
                 if peer is not None:
                     rows.append({"kind": "udpipe1", **finish_peer(peer, treebank, mode)})
                 for row in rows:
