@@ -200,17 +200,17 @@ def preannotate_command(
     from app.job_models import Job
     from app.jobs import RoundBusy, create_job, run_job
     from app.services.external_votes import VoterError, check_voters
-    from app.services.preannotate import DEFAULT_PARSERS, require_installed
+    from app.services.preannotate import require_installed
     from app.services.raw_text_rounds import check_raw_text
     from app.services.self_training import parse_settings
     from parsing.ensemble.registry import default_method, method_spec
-    from parsing.members import member_names
+    from parsing.members import default_members, member_names
 
     user = _acting_user(username)
     treebank = _treebank_for(name, user, "train")
     method = ensemble or default_method(tags)
     try:
-        chosen = member_names(parsers or ",".join(DEFAULT_PARSERS))
+        chosen = member_names(parsers or ",".join(default_members(tags)))
         require_installed(chosen)
         if not method_spec(method).uses(chosen):
             raise ValueError(f"ensemble {method} combines none of {', '.join(chosen)}")

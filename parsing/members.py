@@ -179,6 +179,37 @@ def member_names(requested: str | None = None) -> list[str]:
     return names
 
 
+NEURAL_DEFAULT = "biaffine"
+"""The neural member a round trains by default with predicted tags, where PyTorch is installed."""
+
+
+def default_members(tags: str) -> list[str]:
+    """The members a round trains when none are named: the nine of :data:`MEMBERS`, and with
+    predicted tags the neural member too when PyTorch is installed (:data:`NEURAL_DEFAULT`).
+
+    The nine (``bench/member_sets.py``, gold tags): arc voting over all nine scored 73.91, 82.94
+    and 84.64 LAS on Tamil, Telugu and Wolof test against 72.15, 82.25 and 83.25 for graph1, eager
+    and hybrid alone, for 3-5 times a round's training time. The demo's first pre-annotation
+    (``flask demo preannotate``) keeps three fast members so that ``make run`` is ready in minutes.
+
+    Measured with predicted tags (``bench/ensembles.py --variant biaffine``, the six shared
+    treebanks, the library guide's neural-ensemble table): with ``vote-tuned-labels`` the nine
+    plus ``biaffine`` beat the nine's vote by 1.0 to 3.1 test LAS on every treebank (+1.8 on
+    average), for a round 1.5 to 2.0 times as long (summed training seconds). Gold tags: not
+    measured with it, so the nine.
+
+    Examples:
+        >>> default_members("gold") == list(MEMBERS)
+        True
+    """
+    if tags not in ("gold", "predicted"):
+        raise ValueError(f"tags must be gold or predicted, not {tags!r}")
+    names = list(MEMBERS)
+    if tags == "predicted" and missing_requirement(NEURAL_DEFAULT) is None:
+        names.append(NEURAL_DEFAULT)
+    return names
+
+
 def missing_requirement(name: str) -> str | None:
     """Why member ``name`` cannot be trained here (an optional module it needs is not
     installed), or None when it can. The module is looked up, not imported.

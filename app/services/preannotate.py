@@ -52,15 +52,6 @@ from parsing.tagger.folds import FoldRunner
 from parsing.types import Parse
 from parsing.types import Sentence as ParsingSentence
 
-DEFAULT_PARSERS = tuple(member_names())
-"""Members trained when none are named: all nine, as measured by ``bench/member_sets.py``.
-
-On the test sets of Tamil, Telugu and Wolof (gold tags), arc voting over all nine scored 73.91,
-82.94 and 84.64 LAS against 72.15, 82.25 and 83.25 for graph1, eager and hybrid alone
-(+1.28 on average; three voters mostly repeat their best member), for 3-5 times the training
-time of a round. The demo's first pre-annotation (``flask demo preannotate``) keeps the three
-fast members so that ``make run`` is ready in minutes."""
-
 FAST_MEMBER_PARAMS: dict[str, dict[str, Any]] = {
     "graph1": {"max_iter": 2}, "graph2": {"max_iter": 2}, "neural": {"max_epochs": 2},
     **{name: {"epochs": 2} for name in ("eager", "eager-rtl", "swap", "swap-rtl", "hybrid", "hybrid-rtl")},

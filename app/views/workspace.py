@@ -14,7 +14,6 @@ from app.models import Sentence, Treebank
 from app.services.assignments import editing_line
 from app.services.external import external_parsers
 from app.services.permissions import can
-from app.services.preannotate import DEFAULT_PARSERS
 from app.services.queue import (
     DEFAULT_ORDER,
     DEFAULT_ORDER_REASON,
@@ -32,7 +31,14 @@ from app.services.token_edits import tokens_info
 from app.services.workspace import editor_data
 from app.views.access import requires
 from parsing.ensemble.registry import DEFAULT_METHODS, METHODS
-from parsing.members import CLUSTER_MEMBERS, EXTRA_MEMBERS, MEMBERS, META_MEMBERS, missing_requirement
+from parsing.members import (
+    CLUSTER_MEMBERS,
+    EXTRA_MEMBERS,
+    MEMBERS,
+    META_MEMBERS,
+    default_members,
+    missing_requirement,
+)
 
 bp = Blueprint("workspace", __name__, url_prefix="/workspace")
 
@@ -91,13 +97,14 @@ def queue(treebank_id: int) -> str:
     upos, relations = treebank_upos_and_relations(db.session, treebank)
     last_job = db.session.scalar(select(Job).where(Job.treebank_id == treebank.id)
                                  .order_by(Job.id.desc()).limit(1))
+    default_tags = "predicted" if pool_has_untagged(db.session, treebank) else "gold"
     return render_template(
         "workspace/queue.html", treebank=treebank, spec=spec,
         items=found.items[paging.first - 1:paging.last] if paging.total else [], paging=paging,
         matching=len(found.items), counts=found.counts, orders=ORDER_HELP, default_order=DEFAULT_ORDER,
         default_order_reason=DEFAULT_ORDER_REASON,
         upos=upos,
-        relations=relations, members=list(MEMBERS), default_parsers=DEFAULT_PARSERS,
+        relations=relations, members=list(MEMBERS), default_parsers=default_members(default_tags),
         raw_text_members=[(name, spec.summary) for name, spec in {**CLUSTER_MEMBERS, **META_MEMBERS}.items()],
         extra_members=[(name, spec.summary, missing_requirement(name))
                        for name, spec in EXTRA_MEMBERS.items()],
@@ -105,7 +112,7 @@ def queue(treebank_id: int) -> str:
         editor_args=spec.to_args() | ({"page": str(paging.page)} if paging.page > 1 else {}),
         methods=[(name, spec.summary) for name, spec in METHODS.items()], default_methods=DEFAULT_METHODS,
         last_job=last_job.to_dict() if last_job else None,
-        default_tags="predicted" if pool_has_untagged(db.session, treebank) else "gold",
+        default_tags=default_tags,
         externals=external_parsers(db.session, treebank),
         has_dev=bool(split_sentence_ids(db.session, treebank, "dev")),
         voting_methods=[name for name, spec in METHODS.items() if spec.votes],

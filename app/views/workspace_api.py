@@ -56,7 +56,7 @@ from app.services.history import Superseded, history, revert
 from app.services.model_cache import DEFAULT_SIZE, ModelCache
 from app.services.notes import add_note, notes
 from app.services.permissions import can
-from app.services.preannotate import DEFAULT_PARSERS, require_installed
+from app.services.preannotate import require_installed
 from app.services.queue import QueueFilter, build_queue, next_in_queue
 from app.services.raw_text_rounds import RawTextError, check_raw_text
 from app.services.reparse import NoModels, ReparseError, read_constraints, read_previous, reparse
@@ -82,7 +82,7 @@ from app.views import api_schemas as schemas
 from app.views.access import requires
 from app.views.api_input import InputError, json_body, query_int
 from parsing.ensemble.registry import default_method, method_spec
-from parsing.members import member_names
+from parsing.members import default_members, member_names
 
 bp = Blueprint("workspace_api", __name__, url_prefix="/api")
 
@@ -294,13 +294,13 @@ def preannotate(treebank_id: int) -> JsonResponse:
     treebank = db.get_or_404(Treebank, treebank_id)
     body = json_body(schemas.PREANNOTATE)
     requested = body.get("parsers")
+    tags = body.get("tags") or "gold"
     try:
         parsers = member_names((",".join(requested) if isinstance(requested, list) else requested)
-                               or ",".join(DEFAULT_PARSERS))
+                               or ",".join(default_members(tags)))
         require_installed(parsers)
     except ValueError as error:
         raise InputError("parsers", str(error)) from None
-    tags = body.get("tags") or "gold"
     ensemble = body.get("ensemble") or default_method(tags)
     try:
         combines = method_spec(ensemble).uses(parsers)

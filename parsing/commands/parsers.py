@@ -20,7 +20,7 @@ from parsing.conllu_io import (
 )
 from parsing.ensemble.registry import DEFAULT_METHODS, METHODS, default_method, method_names, method_spec
 from parsing.ensemble.stacking import Stacking
-from parsing.members import member_names
+from parsing.members import default_members, member_names
 from parsing.pipeline import ModelBundle, describe_members, load_models, read_manifest, train_plan
 from parsing.plan import TrainingPlan
 from parsing.types import Parse
@@ -32,7 +32,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     train.add_argument("--train", required=True, type=Path, help="training CoNLL-U file")
     train.add_argument("--dev", type=Path, help="development CoNLL-U file (picks epochs)")
     train.add_argument("--out", required=True, type=Path, help="model directory to write")
-    train.add_argument("--parsers", help="comma-separated member names (default: all)")
+    train.add_argument("--parsers", help="comma-separated member names (default: the nine; with predicted "
+                                         "tags also biaffine where PyTorch is installed)")
     train.add_argument("--tags", choices=("gold", "predicted"),
                        help="train on gold UPOS or on jackknifed predicted UPOS (default)")
     train.add_argument("--jobs", type=int, default=1, help="members trained in parallel")
@@ -99,8 +100,9 @@ def train_plan_of(args: argparse.Namespace) -> TrainingPlan:
         return replace(read_plan(args.plan), jobs=args.jobs)
     tags = args.tags or "predicted"
     overrides = parse_overrides(args.set)
-    method = None if args.ensemble == "none" else args.ensemble or default_method(tags)
-    return TrainingPlan.from_options(names=member_names(args.parsers), tags=tags, jobs=args.jobs,
+    method = None if args.ensemble == "none" else args.ensemble or default_method(tags, tuning=bool(args.dev))
+    names = member_names(args.parsers) if args.parsers else default_members(tags)
+    return TrainingPlan.from_options(names=names, tags=tags, jobs=args.jobs,
                                      random_state=args.seed or 0, params=overrides, ensemble=method,
                                      ensemble_params=overrides.pop("ensemble", {}))
 

@@ -17,6 +17,7 @@ from app.models import Document, Sentence, Token, TreeVersion, User
 from app.services.exports import export_treebank
 from app.services.imports import import_conllu, import_text
 from parsing.conllu_io import parse_conllu
+from parsing.members import missing_requirement
 
 TEXT = "Dr. Ada ate 3.5 apples, didn't she?  “Yes!” she said.\n\nA heading\n\nSee www.ud.org now."
 TREE = "1\tHi\thi\tINTJ\t_\t_\t0\troot\t_\t_\n2\tyou\tyou\tPRON\t_\t_\t1\tobj\t_\t_\n\n"
@@ -166,6 +167,10 @@ def test_queue_form_defaults_to_predicted_tags_for_untagged_pool(
                    content_type="multipart/form-data")
     untagged = logged_in.get(f"/workspace/treebanks/{treebank_id}").get_data(as_text=True)
     assert '<option value="predicted" selected>predicted' in untagged
+    neural = '<input type="checkbox" name="parsers" value="biaffine" checked>'
+    if missing_requirement("biaffine") is None:  # predicted tags: the neural member is a default member
+        assert neural in untagged and neural not in tagged
+        assert '<input type="checkbox" name="parsers" value="graph1" checked>' in untagged
 
 
 def test_text_over_the_size_limit_stores_nothing(

@@ -16,8 +16,8 @@ from sqlalchemy import select
 from app.extensions import db
 from app.models import Document, Sentence, Treebank, User
 from app.services.demo import setup_demo
-from app.services.preannotate import DEFAULT_PARSERS
 from app.services.trees import add_version
+from parsing.members import default_members
 
 pytestmark = pytest.mark.browser
 Shot = Callable[[Any, str], Path]
@@ -71,11 +71,11 @@ def open_most_disputed(page: Any, treebank_id: int) -> None:
 def test_fix_head_and_label_by_keyboard(ui: Any, treebank_id: int, screenshot: Shot) -> None:
     page = ui
     open_most_disputed(page, treebank_id)
-    assert page.locator("#members figure").count() == len(DEFAULT_PARSERS)  # the queue's default members
+    assert page.locator("#members figure").count() == len(default_members("gold"))  # the queue's default
     press(page, "n")
     screenshot(page, "editor-disputed")
     press(page, "m")
-    assert page.locator("#members .overlay-choice input").count() == len(DEFAULT_PARSERS)
+    assert page.locator("#members .overlay-choice input").count() == len(default_members("gold"))
     assert page.locator("#tree .arc.extra").count() > 0
     screenshot(page, "editor-overlay")
     press(page, "m")

@@ -89,3 +89,25 @@ def test_a_second_biaffine_member_starts_from_another_seed(tmp_path: Path) -> No
     first, second = bundle.parsers["biaffine"], bundle.parsers["biaffine-b"]
     assert first.get_params()["random_state"] == 2 and second.get_params()["random_state"] == 1002
     assert (first.weights_["arc_weight"] != second.weights_["arc_weight"]).any()  # type: ignore[attr-defined]
+
+
+def test_the_default_members_add_the_neural_member_with_predicted_tags_where_torch_is(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import parsing.members
+    from parsing.cli import build_parser
+    from parsing.commands.parsers import train_plan_of
+    from parsing.members import default_members
+
+    assert default_members("gold") == list(MEMBERS)
+    with pytest.raises(ValueError, match="tags must be gold or predicted"):
+        default_members("both")
+    plan = train_plan_of(build_parser().parse_args(["train", "--train", "t", "--out", "m", "--tags", "gold"]))
+    assert list(plan.members) == list(MEMBERS) and plan.ensemble == "vote-uniform"
+    if parsing.members.missing_requirement("biaffine") is None:
+        assert default_members("predicted") == [*MEMBERS, "biaffine"]
+        plan = train_plan_of(build_parser().parse_args(["train", "--train", "t", "--dev", "d", "--out", "m"]))
+        assert list(plan.members) == [*MEMBERS, "biaffine"] and plan.ensemble == "vote-tuned-labels"
+        plan = train_plan_of(build_parser().parse_args(["train", "--train", "t", "--out", "m"]))
+        assert plan.ensemble == "vote-uniform"  # nothing to tune on: no folds trained for it
+    monkeypatch.setattr(parsing.members, "missing_requirement", lambda name: "no torch here")
+    assert default_members("predicted") == list(MEMBERS)  # without PyTorch: the nine
