@@ -100,3 +100,35 @@ def test_biaffine_is_trained_in_a_round_scored_and_shown_in_the_editor(
     head = "ROOT" if heads[0] == 0 else f"{heads[0]} "  # after the button's one-digit key
     assert any("biaffine" in text and text[1:].lstrip().startswith(head) for text in proposals), proposals
     shutil.copyfile(screenshot(page, "editor-biaffine"), "/tmp/editor-biaffine.png")
+
+
+def test_the_panel_ticks_the_neural_member_and_its_vote_when_the_pool_needs_predicted_tags(
+        ui: Any, live_app: Flask, screenshot: Shot) -> None:
+    """A pool of raw text: the panel proposes predicted tags, the nine members and biaffine
+    ticked, and names the predicted-tag default vote (vote-tuned-labels) among the methods."""
+    pytest.importorskip("torch")
+    from app.models import User
+    from app.services.imports import import_text
+
+    page = ui
+    treebank_id = import_rounds_demo(live_app, "predicted defaults demo")
+    with live_app.app_context():  # raw text in the pool: words without tags
+        ana = db.session.scalars(select(User).where(User.username == "ana")).one()
+        import_text(db.session, data=b"Die hond blaf. Die kat slaap.", filename="raw.txt",
+                    treebank_name="predicted defaults demo", user=ana)
+        db.session.commit()
+    page.goto(f"/workspace/treebanks/{treebank_id}")
+    form = page.locator("#preannotate-form")
+    assert form.locator('select[name="tags"]').input_value() == "predicted"
+    boxes = form.locator('input[name="parsers"]').all()
+    ticked = [box.get_attribute("value") for box in boxes if box.is_checked()]
+    assert ticked == ["graph1", "graph2", "eager", "eager-rtl", "swap", "swap-rtl", "hybrid", "hybrid-rtl",
+                      "neural", "biaffine"]
+    neural = page.locator('#more-members input[value="biaffine"]')
+    assert neural.is_visible() and neural.is_checked() and neural.is_enabled()
+    method = form.locator('select[name="ensemble"]')
+    assert "predicted: vote-tuned-labels" in method.locator("option").first.inner_text()
+    assert "vote-tuned-labels" in [o.get_attribute("value") for o in method.locator("option").all()]
+    assert "ticked by default" in page.locator("#more-members p.help").inner_text()
+    page.locator("#more-members").scroll_into_view_if_needed()
+    shutil.copyfile(screenshot(page, "queue-predicted-defaults"), "/tmp/queue-predicted-defaults.png")
