@@ -113,10 +113,13 @@ LABEL_WEIGHTINGS: tuple[str, ...] = ("heads", "tuned")
 
 
 def ensemble_label_weights(ensemble: object) -> FloatArray | None:
-    """The label vote's weights of a fitted voting ensemble, ``(M,)`` over the members it
-    combines, or ``None`` when it labels with its head weights (or has none: older models)."""
+    """The label vote's own weights of a fitted voting ensemble, ``(M,)`` over the members it
+    combines, or ``None`` when it labels with its head weights (``labels="heads"``, no k kept,
+    or a model saved before label weights existed): callers then vote labels as heads."""
     weights = getattr(ensemble, "label_weights_", None)
-    return None if weights is None else np.asarray(weights, dtype=np.float64)
+    if weights is None or getattr(ensemble, "label_exponent_", None) is None:
+        return None
+    return np.asarray(weights, dtype=np.float64)
 
 
 def combine_votes(

@@ -158,7 +158,7 @@ def test_an_external_voter_joins_tuned_label_votes_as_an_average_member() -> Non
     loud = Parse(np.array([-1, 2, 0, 2]), ["", "dep", "root", "dep"])
     voting = ArcVoting(["good", "loud1", "loud2"], weights=[1.0, 1.0, 1.0])
     voting.weights_ = np.ones(3)
-    voting.label_weights_ = np.array([1.0, 0.1, 0.1])
+    voting.label_weights_, voting.label_exponent_ = np.array([1.0, 0.1, 0.1]), 30.0
     bundle = SimpleNamespace(ensemble=voting, ensemble_members=["good", "loud1", "loud2"])
     members = {"good": good, "loud1": loud, "loud2": loud}
     combined = combine_votes([good, loud, loud], np.ones(3), label_weights=voting.label_weights_)
@@ -167,6 +167,6 @@ def test_an_external_voter_joins_tuned_label_votes_as_an_average_member() -> Non
     tree, ballot = revote(bundle, sentence, members, combined, [voter], {"ext": loud})  # type: ignore[arg-type]
     assert tree.deprels == ["", "nsubj", "root", "obj"]  # 1 + 0 vs 0.1 + 0.1 + 0.4 (the voter's)
     assert ballot.externals == ["ext"] and voter.sentences == 1
-    voting.label_weights_ = np.array([1.0, 1.0, 1.0])
+    voting.label_exponent_ = None  # labels voted as heads: the voter's own weight counts again
     tree, _ = revote(bundle, sentence, members, combined, [voter], {"ext": loud})  # type: ignore[arg-type]
     assert tree.deprels == ["", "dep", "root", "dep"]

@@ -220,6 +220,9 @@ def test_tuned_label_weights_hear_the_member_that_labels_best() -> None:
     heads_only = ArcVoting.from_fitted(members, gold, weighting="tuned")
     tuned = ArcVoting.from_fitted(members, gold, weighting="tuned", labels="tuned")
     assert heads_only.label_exponent_ is None and heads_only.label_weights_ is heads_only.weights_
+    from parsing.ensemble.voting import ensemble_label_weights
+
+    assert ensemble_label_weights(heads_only) is None  # callers vote labels as heads
     assert tuned.label_accuracies_ is not None and tuned.label_accuracies_[0] == 1.0
     assert tuned.label_accuracies_[1:].max() < 0.5 and tuned.label_exponent_ is not None
     np.testing.assert_allclose(tuned.label_weights_, scheme_weights(tuned.label_accuracies_, "power",
