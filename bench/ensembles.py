@@ -51,7 +51,7 @@ from parsing.ensemble import ArcVoting, FuzzyPosVoting, MetaClassifier, MinimumB
 from parsing.ensemble.base import Ensemble, stack_heads  # noqa: E402
 from parsing.ensemble.confidence import calibration_report  # noqa: E402
 from parsing.ensemble.stacking import Stacking  # noqa: E402
-from parsing.members import member_names  # noqa: E402
+from parsing.members import is_self_tagging, member_names  # noqa: E402
 from parsing.pipeline import load_models, train_models  # noqa: E402
 from parsing.scorer.metrics import evaluate  # noqa: E402
 from parsing.types import Parse, Sentence  # noqa: E402
@@ -86,6 +86,13 @@ def score(gold: Sequence[Sentence], parses: Sequence[Parse]) -> tuple[float, flo
     """(UAS, LAS) in percent, CoNLL 2018 conventions."""
     result = evaluate(gold, parses)
     return round(100 * result.uas.f1, 2), round(100 * result.las.f1, 2)
+
+
+def own_upos(gold: Sequence[Sentence], parses: Sequence[Parse]) -> float:
+    """UPOS accuracy (percent) of a self-tagging member's own tags (``Parse.upos``) on ``gold``."""
+    pairs = [(g, t) for sentence, parse in zip(gold, parses, strict=True) if parse.upos is not None
+             for g, t in zip(sentence.upos[1:], parse.upos[1:], strict=True)]
+    return round(100 * sum(g == t for g, t in pairs) / max(len(pairs), 1), 2)
 
 
 def oracle_parses(gold: Sequence[Sentence], member_parses: Sequence[Sequence[Parse]]) -> list[Parse]:
@@ -163,9 +170,10 @@ def run_one(treebank: Path, mode: str, names: list[str], work: Path, stack_membe
         member_seconds.append(spent)
         uas, las = score(test, on_test)
         dev_uas, dev_las = score(dev, on_dev)
+        own_tags = {"UPOS": own_upos(test, on_test)} if is_self_tagging(name) else {}
         emit({"kind": "member", "parser": name, "UAS": uas, "LAS": las, "dev_UAS": dev_uas,
               "dev_LAS": dev_las, "train_s": round(seconds[name] + seconds.get("tagger", 0.0), 1),
-              "parse_words_per_s": round(test_words / spent)})
+              "parse_words_per_s": round(test_words / spent), **own_tags})
     uas, las = score(test, oracle_parses(test, test_parses))
     emit({"kind": "oracle", "parser": "oracle", "UAS": uas, "LAS": las})
 
