@@ -9,6 +9,7 @@ import json
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from flask import Flask
@@ -86,21 +87,30 @@ def test_hits_name_the_sentence_and_its_words(session: Session, afrikaans: Treeb
     assert result.as_json()["sentences"] == len({hit.sent_id for hit in result.hits})
 
 
-def test_latest_sees_a_correction_that_gold_does_not(session: Session, afrikaans: Treebank,
-                                                      user: User) -> None:
-    pattern = "pattern { H -[dislocated]-> D }"
-    assert search_treebank(session, afrikaans, pattern, source="latest").matches == 0
+def relabel_first_sentence(session: Session, user: User, *,
+                           columns: Callable[[int], dict[str, Any]] | None = None) -> tuple[Sentence, int]:
+    """An annotation of the first sentence: its gold tree with the first non-root word's label
+    ``dislocated`` (and ``columns(n)`` set, when given); committed. Returns the sentence and the
+    word's 0-based index."""
     first = session.scalars(select(Sentence).order_by(Sentence.id)).first()
     assert first is not None
     gold = latest_versions(session, [first.id], "gold")[first.id]
     labels = list(gold.deprels)
     word = next(i for i, head in enumerate(gold.heads) if head != 0)
     labels[word] = "dislocated"
-    n = len(gold.heads)
     add_version(session, sentence_id=first.id, source="annotation", heads=list(gold.heads), deprels=labels,
-                user=user, columns={"upos": ["X"] * n, "xpos": None, "lemmas": ["zz"] * n,
-                                    "feats": ["Typo=Yes"] * n})
+                user=user, columns=columns(len(gold.heads)) if columns else None)
     session.commit()
+    return first, word
+
+
+def test_latest_sees_a_correction_that_gold_does_not(session: Session, afrikaans: Treebank,
+                                                      user: User) -> None:
+    pattern = "pattern { H -[dislocated]-> D }"
+    assert search_treebank(session, afrikaans, pattern, source="latest").matches == 0
+    first, word = relabel_first_sentence(session, user, columns=lambda n: {
+        "upos": ["X"] * n, "xpos": None, "lemmas": ["zz"] * n, "feats": ["Typo=Yes"] * n})
+    n = first.n_words
     latest = search_treebank(session, afrikaans, pattern, source="latest")
     assert [(hit.sentence_id, hit.nodes["D"]) for hit in latest.hits] == [(first.id, word + 1)]
     # the word columns the annotator set are searched too, in latest only

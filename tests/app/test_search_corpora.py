@@ -20,8 +20,7 @@ from app.services.imports import import_conllu
 from app.services.search import SearchResult, search_treebank
 from app.services.search_cache import clear
 from app.services.token_edits.words import split_word
-from app.services.trees import add_version, latest_versions
-from tests.app.test_search import AFRIKAANS, import_afrikaans
+from tests.app.test_search import AFRIKAANS, import_afrikaans, relabel_first_sentence
 
 PATTERN = "pattern { H -[nsubj]-> S; S << H }"
 
@@ -79,15 +78,7 @@ def test_a_new_version_a_token_edit_or_an_import_is_never_answered_from_an_old_f
 
     saved_then_new_process()
     assert len(builds) == 1
-    first = session.scalars(select(Sentence).order_by(Sentence.id)).first()
-    assert first is not None
-    gold = latest_versions(session, [first.id], "gold")[first.id]
-    labels = list(gold.deprels)
-    word = next(i for i, head in enumerate(gold.heads) if head != 0)
-    labels[word] = "dislocated"
-    add_version(session, sentence_id=first.id, source="annotation", heads=list(gold.heads), deprels=labels,
-                user=user)
-    session.commit()
+    first, word = relabel_first_sentence(session, user)
     found = search_treebank(session, afrikaans, dislocated, source="latest")
     assert len(builds) == 2 and [(h.sentence_id, h.nodes["D"]) for h in found.hits] == [(first.id, word + 1)]
 

@@ -202,8 +202,8 @@ def test_refill_fills_the_earlier_partial_trees_again_each_round(sample: dict[st
         SimulationConfig(seed_trees=1, per_round=1, rounds=1, refill=True)
 
 
-def test_oracle_fill_learns_whole_true_trees_at_the_touched_words_cost(
-        sample: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def trees_learned(monkeypatch: pytest.MonkeyPatch) -> list[list[Any]]:
+    """Each simulated round's human trees, as ``train_round`` receives them (appended per round)."""
     import parsing.semi.simulate as simulate_module
 
     learned: list[list[Any]] = []
@@ -214,6 +214,13 @@ def test_oracle_fill_learns_whole_true_trees_at_the_touched_words_cost(
         return original(parsers, human, *args, **kwargs)
 
     monkeypatch.setattr(simulate_module, "train_round", spy)
+    return learned
+
+
+def test_oracle_fill_learns_whole_true_trees_at_the_touched_words_cost(
+        sample: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+
+    learned = trees_learned(monkeypatch)
     partial = _simulate(sample, tmp_path / "partial.json", "--strategy", "expected-errors",
                         "--partial", "0.8", "--rounds", "1")
     partial_trees = learned[-1]
@@ -248,14 +255,7 @@ def test_flag_detector_touches_the_flagged_words_too_or_alone(sample: dict[str, 
         return every_third
 
     monkeypatch.setattr(simulate_module, "_round_detector", spy)
-    learned: list[list[Any]] = []
-    train_round = simulate_module.train_round
-
-    def trees_of(parsers, human, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
-        learned.append(list(human))
-        return train_round(parsers, human, *args, **kwargs)
-
-    monkeypatch.setattr(simulate_module, "train_round", trees_of)
+    learned = trees_learned(monkeypatch)
     share = _simulate(sample, tmp_path / "share.json", "--strategy", "expected-errors", "--rounds", "1",
                       "--partial", "0.8")
     assert not scored  # the share alone fits no detector
