@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from udtools import udeval
 
@@ -53,6 +54,11 @@ def baseline(treebank: str) -> dict[str, Any]:
             "udpipe1_UPOS": udpipe and udpipe["UPOS"]}
 
 
+def row_device(parser: BiaffineParser) -> str:
+    """Where ``parser`` trained (``cpu`` or ``cuda``)."""
+    return str(parser.history_["device"])
+
+
 def score_split(parser: BiaffineParser, gold_path: Path, system_path: Path) -> dict[str, Any]:
     """Parse ``gold_path``'s sentences, write the system file, score it both ways."""
     raw = read_conllu(gold_path)
@@ -78,18 +84,19 @@ def run(treebank: str, args: argparse.Namespace, params: dict[str, Any]) -> dict
     train = [to_sentence(s) for s in read_conllu(train_path)]
     dev = [to_sentence(s) for s in read_conllu(dev_path)] if dev_path else None
     parser = BiaffineParser(random_state=args.seed, max_seconds=args.max_seconds, threads=args.threads,
-                            verbose=True, **params)
+                            device=args.device, verbose=True, **params)
     started = time.perf_counter()
     parser.fit(train, dev)
     train_seconds = time.perf_counter() - started
-    out = Path(args.models) / f"{treebank}-seed{args.seed}"
+    out = Path(args.models) / f"{treebank}-seed{args.seed}{args.tag}"
     out.mkdir(parents=True, exist_ok=True)
     parser.save(out / "biaffine.model")
     row: dict[str, Any] = {"treebank": treebank, "tags": "predicted", "parser": "biaffine", "seed": args.seed,
                            "params": params, "max_seconds": args.max_seconds, "threads": args.threads,
                            "train_s": round(train_seconds, 1), "history": parser.history_,
                            "model_mb": round((out / "biaffine.model").stat().st_size / 2**20, 2),
-                           "device": "cpu", "torch": torch.__version__}
+                           "device": row_device(parser), "torch": torch.__version__,
+                           "gpu": torch.cuda.get_device_name() if row_device(parser) == "cuda" else None}
     if dev_path:
         row["dev"] = score_split(parser, dev_path, out / "dev.conllu")
     row["test"] = score_split(parser, test_path, out / "test.conllu")
@@ -118,6 +125,39 @@ def report(paths: list[str]) -> None:
             print(f"| {row['treebank']} | {split} | " + " | ".join(cells + extra) + " |")
 
 
+def _spread(values: np.ndarray[Any, Any]) -> str:
+    """``mean ± sample sd`` of ``values`` (the value alone for one)."""
+    return f"{values.mean():.2f} ± {values.std(ddof=1):.2f}" if len(values) > 1 else f"{values[0]:.2f}"
+
+
+def seeds_report(paths: list[str]) -> None:
+    """Per treebank and variant (device, settings) the seeds' test LAS and UPOS as mean ± sample
+    standard deviation, against the best feature-based member and the tagger (each row: the
+    stopping reasons, so a budget-bound run shows)."""
+    rows = [json.loads(line) for path in paths
+            for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        key = (row["treebank"], row["device"], json.dumps(row["params"], sort_keys=True))
+        groups.setdefault(key, []).append(row)
+    print("| treebank | device | settings | seeds | test LAS | Δ best member | test UPOS | Δ tagger "
+          "| stopped |")
+    print("|---" * 9 + "|")
+    gains: dict[tuple[str, str], list[float]] = {}
+    for (treebank, device, params), group in sorted(groups.items()):
+        las = np.array([row["test"]["LAS"] for row in group])
+        upos = np.array([row["test"]["UPOS"] for row in group])
+        base = group[0]["baseline_test"]
+        gain = las.mean() - base["best_member_LAS"]
+        gains.setdefault((device, params), []).append(gain)
+        stops = ", ".join(sorted(row["history"]["stopped"] for row in group))
+        seeds = ",".join(str(row["seed"]) for row in group)
+        print(f"| {treebank} | {device} | {params} | {seeds} | {_spread(las)} | {gain:+.2f} | "
+              f"{_spread(upos)} | {upos.mean() - base['tagger_UPOS']:+.2f} | {stops} |")
+    for (device, params), values in sorted(gains.items()):
+        print(f"\nmean Δ best member, {device} {params}: {np.mean(values):+.2f} over {len(values)} treebanks")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -125,13 +165,19 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-seconds", type=float, default=600.0)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--device", default="cpu", help="auto, cpu or cuda (default cpu: comparable timings)")
     parser.add_argument("--param", action="append", default=[], help="member setting NAME=VALUE (JSON value)")
     parser.add_argument("--models", default=str(REPO / "bench" / "out" / "biaffine"))
     parser.add_argument("--out", default=str(REPO / "bench" / "results" / "biaffine.jsonl"))
+    parser.add_argument("--tag", default="", help="suffix of the model folder (runs side by side)")
     parser.add_argument("--report", nargs="*")
+    parser.add_argument("--seeds-report", nargs="*", help="JSON lines: mean ± sd over seeds per treebank")
     args = parser.parse_args()
     if args.report:
         report(args.report)
+        return
+    if args.seeds_report:
+        seeds_report(args.seeds_report)
         return
     params = {key: json.loads(value) for key, value in (item.split("=", 1) for item in args.param)}
     for treebank in args.treebanks.split(","):

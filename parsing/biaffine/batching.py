@@ -8,7 +8,7 @@ longest character count (capped at :data:`MAX_CHARS`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 
 import torch
 from torch import Tensor
@@ -76,8 +76,21 @@ class Batch:
     @property
     def mask(self) -> Tensor:
         """True at the words ``1..n`` of each sentence, shape ``(B, T)``."""
-        positions = torch.arange(self.words.shape[1])
+        positions = torch.arange(self.words.shape[1], device=self.words.device)
         return (positions[None, :] >= 1) & (positions[None, :] < self.lengths[:, None])
+
+    def to(self, device: torch.device) -> Batch:
+        """The same batch with every tensor on ``device`` (itself when it is there already)."""
+        if self.words.device == device:
+            return self
+        moved: dict[str, object] = {}
+        for item in fields(self):
+            value = getattr(self, item.name)
+            if isinstance(value, Tensor):
+                moved[item.name] = value.to(device)
+            elif isinstance(value, dict):
+                moved[item.name] = {key: tensor.to(device) for key, tensor in value.items()}
+        return replace(self, **moved)  # type: ignore[arg-type]
 
 
 def _padded(rows: Sequence[Sequence[int]], width: int, fill: int) -> Tensor:

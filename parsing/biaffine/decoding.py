@@ -30,13 +30,13 @@ def _labels(logits: torch.Tensor, heads: torch.Tensor, deprels: Vocabulary) -> n
     training trees had a ``root`` label; an under-trained network otherwise labels the root word
     like its neighbours)."""
     if "root" not in deprels.items:
-        return _best(logits).numpy()
+        return _best(logits).cpu().numpy()
     root = deprels.items.index("root")
     logits = logits.clone()
     logits[..., root] = float("-inf")
     labels = _best(logits)
     labels[heads == 0] = root
-    return labels.numpy()
+    return labels.cpu().numpy()
 
 
 def decode_batch(network: JointNetwork, vocabularies: Mapping[str, Vocabulary], sentences: Sequence[Sentence],
@@ -50,21 +50,23 @@ def decode_batch(network: JointNetwork, vocabularies: Mapping[str, Vocabulary], 
     ``contextual``: the pretrained encoder whose vectors the network reads, if any. A revealing
     network (``config.reveal_dim``) also reads the forced arcs and labels as inputs."""
     network.eval()
+    device = next(network.parameters()).device
     given = constraints if network.config.reveal_dim and constraints is not None else None
     with torch.inference_mode():
-        batch = encode(sentences, vocabularies, contextual, given=given)
+        batch = encode(sentences, vocabularies, contextual, given=given).to(device)
         states, chars = network.encode(batch)
         scores = network.arc_scores(states, batch.lengths, batch.given_positions)
-        log_probs = torch.log_softmax(scores, dim=-1).double().numpy()
+        log_probs = torch.log_softmax(scores, dim=-1).double().cpu().numpy()
         chosen = torch.zeros_like(batch.words)
         trees = []
         for b, sentence in enumerate(sentences):
             size = len(sentence) + 1
             heads = tree(log_probs[b, :size, :size], constraints[b] if constraints is not None else None)
             trees.append(heads)
-            chosen[b, 1:size] = torch.from_numpy(heads[1:].astype(np.int64))
+            chosen[b, 1:size] = torch.from_numpy(heads[1:].astype(np.int64)).to(device)
         labels = _labels(network.label_scores(states, chosen), chosen, vocabularies["deprels"])
-        tags = {name: _best(logits).numpy() for name, logits in network.tag_logits(states, chars).items()}
+        tags = {name: _best(logits).cpu().numpy()
+                for name, logits in network.tag_logits(states, chars).items()}
     parses = []
     for b, (sentence, heads) in enumerate(zip(sentences, trees, strict=True)):
         size = len(sentence) + 1

@@ -41,6 +41,7 @@ weights as float32 arrays; loading rebuilds the ``torch.nn.Module``.
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -56,6 +57,8 @@ from parsing.decoders.first_order import chu_liu_edmonds
 from parsing.types import NO_HEAD, ROOT, Parse, Sentence
 
 if TYPE_CHECKING:
+    import torch
+
     from parsing.biaffine.batching import Contextual
     from parsing.biaffine.network import JointNetwork
     from parsing.biaffine.vocab import Vocabulary
@@ -77,16 +80,46 @@ def _threads(count: int | None) -> Iterator[None]:
         torch.set_num_threads(before)
 
 
+def resolve_device(name: str) -> torch.device:
+    """The torch device a member trains and parses on: ``"auto"`` is the first CUDA GPU when
+    PyTorch sees one (a worker with a GPU and a CUDA build of PyTorch), else the CPU; ``"cpu"``,
+    ``"cuda"`` and ``"cuda:N"`` as named.
+
+    Raises:
+        ValueError: another name, or a CUDA device on a machine where PyTorch sees none.
+    """
+    import torch
+
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        device = torch.device(name)
+    except RuntimeError as error:
+        raise ValueError(f"device is 'auto', 'cpu', 'cuda' or 'cuda:N', got {name!r}") from error
+    if device.type not in ("cpu", "cuda"):
+        raise ValueError(f"device is 'auto', 'cpu', 'cuda' or 'cuda:N', got {name!r}")
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {name!r}: PyTorch {torch.__version__} sees no CUDA GPU on this machine; "
+                         "use 'auto' (the CPU here) or 'cpu'")
+    return device
+
+
 @contextmanager
-def _seeded(seed: int, threads: int | None) -> Iterator[None]:
+def _seeded(seed: int, threads: int | None, device: torch.device) -> Iterator[None]:
     """Torch's random state seeded with ``seed``, deterministic algorithms on and ``threads``
-    threads, all restored after."""
+    threads, all restored after. On the CPU every run of the same seed gives the same weights;
+    on a GPU the operations without a deterministic CUDA kernel only warn (runs of one seed
+    then differ slightly)."""
     import torch
 
     deterministic = torch.are_deterministic_algorithms_enabled()
-    with torch.random.fork_rng(devices=[]), _threads(threads):
+    on_gpu = device.type == "cuda"
+    if on_gpu:  # cuBLAS reproducibility asks for a fixed workspace (read when its handle is made)
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    gpus = [device.index if device.index is not None else torch.cuda.current_device()] if on_gpu else []
+    with torch.random.fork_rng(devices=gpus), _threads(threads):
         torch.manual_seed(seed)
-        torch.use_deterministic_algorithms(True)
+        torch.use_deterministic_algorithms(True, warn_only=on_gpu)
         try:
             yield
         finally:
@@ -108,6 +141,8 @@ class BiaffineParser(BaseParser):
         tag_inputs: read the input's UPOS, XPOS and FEATS (gold tags); False: forms only.
         word_dim, char_dim, char_hidden, hidden, layers, arc_dim, label_dim, dropout,
             word_dropout: layer sizes and regularisation (:class:`~parsing.biaffine.network.NetworkConfig`).
+        char_encoder: ``"lstm"`` (default: a character BiLSTM) or ``"cnn"`` (convolutions of
+            widths 2-4, max-pooled; :class:`~parsing.biaffine.network.CharCNN`).
         max_epochs, max_seconds, patience, batch_size, learning_rate: training
             (:class:`~parsing.biaffine.training.TrainSettings`); ``patience`` epochs without a
             better dev LAS stop it.
@@ -116,6 +151,10 @@ class BiaffineParser(BaseParser):
             training words (each costs ``4 * DIM`` bytes of model file).
         encoder: a local pretrained encoder directory (module docstring), or None.
         random_state: seeds the weights, dropout and batch order.
+        device: where it trains and parses (:func:`resolve_device`): ``"auto"`` (default) uses
+            a CUDA GPU when PyTorch sees one (a worker with a GPU trains its round there) and
+            the CPU otherwise; ``"cpu"`` always the CPU. Model files hold CPU arrays, so a model
+            trained on a GPU parses on a machine without one.
         threads: torch threads while fitting and parsing (None: torch's default, one per core).
             One by default: on our shared 2-core machines two threads per process ran 10-20×
             slower than one when other processes kept the cores busy (spinning threads).
@@ -148,13 +187,16 @@ class BiaffineParser(BaseParser):
     reveal_loss: bool = True
     reveal_errors: float = 0.0
     reveal_cross: bool = False
+    device: str = "auto"
+    char_encoder: str = "lstm"
 
     def __init__(self, *, tag_inputs: bool = False, word_dim: int = 100, char_dim: int = 50,
-                 char_hidden: int = 50, hidden: int = 200, layers: int = 2, arc_dim: int = 256,
-                 label_dim: int = 100, dropout: float = 0.33, word_dropout: float = 0.2,
+                 char_hidden: int = 50, char_encoder: str = "lstm", hidden: int = 200, layers: int = 2,
+                 arc_dim: int = 256, label_dim: int = 100, dropout: float = 0.33, word_dropout: float = 0.2,
                  max_epochs: int = 60, max_seconds: float = 900.0, patience: int = 8, batch_size: int = 16,
                  learning_rate: float = 2e-3, vectors: str | None = None, vectors_limit: int = 20_000,
-                 encoder: str | None = None, random_state: int = 0, threads: int | None = 1,
+                 encoder: str | None = None, random_state: int = 0, device: str = "auto",
+                 threads: int | None = 1,
                  verbose: bool = False, reveal: float = 0.0, reveal_dim: int = 32,
                  reveal_loss: bool = True, reveal_errors: float = 0.0, reveal_cross: bool = False) -> None:
         require_torch()
@@ -164,6 +206,7 @@ class BiaffineParser(BaseParser):
         self.word_dim = word_dim
         self.char_dim = char_dim
         self.char_hidden = char_hidden
+        self.char_encoder = char_encoder
         self.hidden = hidden
         self.layers = layers
         self.arc_dim = arc_dim
@@ -179,6 +222,7 @@ class BiaffineParser(BaseParser):
         self.vectors_limit = vectors_limit
         self.encoder = encoder
         self.random_state = random_state
+        self.device = device
         self.threads = threads
         self.verbose = verbose
         self.reveal = reveal
@@ -206,6 +250,7 @@ class BiaffineParser(BaseParser):
         for name in ("reveal", "reveal_errors"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} is a rate of revealed arcs in [0, 1], got {getattr(self, name)}")
+        device = resolve_device(self.device)
         revealing = self.reveal > 0 or self.reveal_errors > 0
         if revealing and self.reveal_dim < 1:
             raise ValueError(f"reveal_dim must be at least 1 when arcs are revealed, got {self.reveal_dim}")
@@ -245,29 +290,30 @@ class BiaffineParser(BaseParser):
                                  reveal=self.reveal, reveal_errors=self.reveal_errors,
                                  reveal_loss=self.reveal_loss)
         log = (lambda message: print(f"[biaffine] {message}", file=sys.stderr)) if self.verbose else None
-        with _seeded(self.random_state, self.threads):
+        with _seeded(self.random_state, self.threads, device):
             network = JointNetwork(config)
             if table is not None:
                 import torch
 
                 with torch.no_grad():
                     network.pretrained.weight.copy_(torch.from_numpy(table))
-            history = train_network(network, train, held, vocabularies, settings, log, contextual)
+            history = train_network(network, train, held, vocabularies, settings, log, contextual, device)
         if contextual is not None:
             contextual.cache = None  # the training sentences' vectors are not kept
         self.config_ = config.as_dict()
         self.vocabularies_ = {name: list(vocabulary.items) for name, vocabulary in vocabularies.items()}
-        self.weights_ = {key: value.detach().numpy().copy() for key, value in network.state_dict().items()}
+        self.weights_ = {key: value.detach().cpu().numpy().copy()
+                         for key, value in network.state_dict().items()}
         self.history_ = {"dev_las": history.dev_las, "best_epoch": history.best_epoch,
-                         "seconds": history.seconds, "stopped": history.stopped}
+                         "seconds": history.seconds, "stopped": history.stopped, "device": device.type}
         self.network_cache = network
         self.vocabularies_cache = vocabularies
         self.contextual_cache = contextual
         return self
 
     def _layer_params(self) -> dict[str, Any]:
-        names = ("tag_inputs", "word_dim", "char_dim", "char_hidden", "hidden", "layers", "arc_dim",
-                 "label_dim", "dropout", "word_dropout")
+        names = ("tag_inputs", "word_dim", "char_dim", "char_hidden", "char_encoder", "hidden", "layers",
+                 "arc_dim", "label_dim", "dropout", "word_dropout")
         return {name: getattr(self, name) for name in names}
 
     def _network(self) -> tuple[JointNetwork, dict[str, Vocabulary]]:
@@ -297,6 +343,7 @@ class BiaffineParser(BaseParser):
             network = JointNetwork(config)
             network.load_state_dict({key: torch.from_numpy(np.array(value))
                                      for key, value in self.weights_.items()})
+            network.to(resolve_device(self.device))
             network.eval()
             self.network_cache = network
             self.vocabularies_cache = {name: Vocabulary(list(items)) if name != "pretrained"

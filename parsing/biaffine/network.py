@@ -64,6 +64,9 @@ class NetworkConfig:
     """Size of the given-head and given-label embeddings (0: the network reads no given arcs)."""
     reveal_cross: bool = False
     """Add a learned bias to each arc by how many given arcs it crosses (0, 1, 2, 3 or more)."""
+    char_encoder: str = "lstm"
+    """How characters become a word vector: ``"lstm"`` (a BiLSTM's final states) or ``"cnn"``
+    (convolutions of widths 2-4, max-pooled over the word; :class:`CharCNN`)."""
 
     def as_dict(self) -> dict[str, int | float | bool]:
         """The config as a JSON-ready dict (:class:`NetworkConfig` ``(**d)`` rebuilds it)."""
@@ -79,7 +82,7 @@ def crossings(given: Tensor) -> Tensor:
     ``(B, T, T)`` counts ``[b, d, h]`` (two arcs cross when exactly one end of either lies
     strictly inside the other's span)."""
     width = given.shape[1]
-    position = torch.arange(width)
+    position = torch.arange(width, device=given.device)
     known = given >= 0
     low = torch.minimum(position[None, :], given)[:, None, None, :]   # (B, 1, 1, K)
     high = torch.maximum(position[None, :], given)[:, None, None, :]
@@ -99,9 +102,41 @@ class CharEncoder(nn.Module):
         self.lstm = nn.LSTM(dim, hidden, batch_first=True, bidirectional=True)
 
     def forward(self, chars: Tensor, lengths: Tensor) -> Tensor:
-        packed = pack_padded_sequence(self.embed(chars), lengths, batch_first=True, enforce_sorted=False)
+        packed = pack_padded_sequence(self.embed(chars), lengths.cpu(), batch_first=True,
+                                      enforce_sorted=False)
         _, (final, _) = self.lstm(packed)
         return torch.cat([final[0], final[1]], dim=-1)
+
+
+class CharCNN(nn.Module):
+    """Character CNN (Kim et al. 2016; Ma & Hovy 2016): each distinct form → max-pooled
+    convolutions of widths 2, 3 and 4 over its character embeddings, concatenated and projected
+    to the BiLSTM's size, ``(U, C)`` → ``(U, 2 * char_hidden)``. Positions past a word's end
+    are left out of the pooling."""
+
+    WIDTHS = (2, 3, 4)
+
+    def __init__(self, chars: int, dim: int, hidden: int) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(chars, dim, padding_idx=0)
+        self.convolutions = nn.ModuleList(nn.Conv1d(dim, hidden, width, padding=width - 1)
+                                          for width in self.WIDTHS)
+        self.project = nn.Linear(len(self.WIDTHS) * hidden, 2 * hidden)
+
+    def forward(self, chars: Tensor, lengths: Tensor) -> Tensor:
+        embedded = self.embed(chars).transpose(1, 2)                    # (U, dim, C)
+        pooled = []
+        for width, convolution in zip(self.WIDTHS, self.convolutions, strict=True):
+            out = torch.tanh(convolution(embedded))                     # (U, hidden, C + width - 1)
+            # output position p covers characters p-width+1..p: keep the windows that start in the word
+            starts = torch.arange(out.shape[-1], device=out.device) - (width - 1)
+            inside = starts[None, :] < lengths.to(out.device)[:, None]  # (U, C + width - 1)
+            pooled.append(out.masked_fill(~inside[:, None, :], float("-inf")).amax(-1))
+        return torch.tanh(self.project(torch.cat(pooled, dim=-1)))
+
+
+CHAR_ENCODERS = {"lstm": CharEncoder, "cnn": CharCNN}
+"""The character encoders by :attr:`NetworkConfig.char_encoder`."""
 
 
 class JointNetwork(nn.Module):
@@ -112,7 +147,9 @@ class JointNetwork(nn.Module):
         self.config = config
         c = config
         self.words = nn.Embedding(c.words, c.word_dim, padding_idx=0)
-        self.chars = CharEncoder(c.chars, c.char_dim, c.char_hidden)
+        if c.char_encoder not in CHAR_ENCODERS:
+            raise ValueError(f"char_encoder is one of {sorted(CHAR_ENCODERS)}, got {c.char_encoder!r}")
+        self.chars = CHAR_ENCODERS[c.char_encoder](c.chars, c.char_dim, c.char_hidden)
         size = c.word_dim + 2 * c.char_hidden
         if c.pretrained:  # frozen: unseen words keep their place beside the seen ones
             self.pretrained = nn.Embedding(c.pretrained, c.pretrained_dim, padding_idx=0)
@@ -147,7 +184,7 @@ class JointNetwork(nn.Module):
         """Encoder states ``(B, T, H)`` and character vectors ``(B, T, 2 * char_hidden)``."""
         words = batch.words
         if self.training and self.config.word_dropout > 0:
-            drop = torch.rand(words.shape) < self.config.word_dropout
+            drop = torch.rand(words.shape, device=words.device) < self.config.word_dropout
             words = torch.where(drop & batch.mask, torch.ones_like(words), words)
         chars = self.chars(batch.chars, batch.char_lengths)[batch.form_ids]
         parts = [self.words(words), chars]
@@ -166,7 +203,7 @@ class JointNetwork(nn.Module):
             given_labels = batch.given_labels if batch.given_labels is not None else torch.zeros_like(words)
             parts += [self.given_heads(given_heads), self.given_labels(given_labels)]
         inputs = self.dropout(torch.cat(parts, dim=-1))
-        packed = pack_padded_sequence(inputs, batch.lengths, batch_first=True, enforce_sorted=False)
+        packed = pack_padded_sequence(inputs, batch.lengths.cpu(), batch_first=True, enforce_sorted=False)
         states, _ = self.encoder(packed)
         padded, _ = pad_packed_sequence(states, batch_first=True, total_length=words.shape[1])
         return self.dropout(padded), chars
@@ -186,8 +223,9 @@ class JointNetwork(nn.Module):
         if self.config.reveal_cross and given is not None:
             scores = scores + self.cross_bias[crossings(given).clamp(max=3)]
         width = states.shape[1]
-        positions = torch.arange(width)
-        invalid = (positions[None, None, :] >= lengths[:, None, None]) | torch.eye(width, dtype=torch.bool)
+        positions = torch.arange(width, device=states.device)
+        invalid = ((positions[None, None, :] >= lengths.to(states.device)[:, None, None])
+                   | torch.eye(width, dtype=torch.bool, device=states.device))
         return scores.masked_fill(invalid, float("-inf"))
 
     def label_scores(self, states: Tensor, heads: Tensor) -> Tensor:

@@ -107,12 +107,13 @@ def wrong_heads(network: JointNetwork, batch: Batch) -> list[list[int]]:
 def greedy_las(network: JointNetwork, sentences: Sequence[Sentence], vocabularies: Mapping[str, Vocabulary],
                size: int = 64, contextual: Contextual | None = None) -> float:
     """LAS (0..1) of the best head and label of each word (no tree constraint) on ``sentences``
-    (``contextual``: the encoder whose vectors the network reads, if any)."""
+    (``contextual``: the encoder whose vectors the network reads, if any), on the network's device."""
     network.eval()
+    device = next(network.parameters()).device
     right = total = 0
     with torch.inference_mode():
         for group in batches(sentences, size, None):
-            batch = encode(group, vocabularies, contextual)
+            batch = encode(group, vocabularies, contextual).to(device)
             states, _ = network.encode(batch)
             heads = network.arc_scores(states, batch.lengths).argmax(-1)
             labels = network.label_scores(states, heads).argmax(-1)
@@ -125,8 +126,13 @@ def greedy_las(network: JointNetwork, sentences: Sequence[Sentence], vocabularie
 
 def train_network(network: JointNetwork, train: Sequence[Sentence], dev: Sequence[Sentence],
                   vocabularies: Mapping[str, Vocabulary], settings: TrainSettings,
-                  log: Log | None = None, contextual: Contextual | None = None) -> History:
+                  log: Log | None = None, contextual: Contextual | None = None,
+                  device: torch.device | None = None) -> History:
     """Train ``network`` in place; it ends with the weights of its best dev epoch.
+
+    ``device``: where the network trains (moved there first; None: where it is). Batches are
+    built on the CPU and moved there; the batch order and revealed arcs come from numpy's
+    seeded streams, the same on any device.
 
     The caller seeds torch (``torch.manual_seed``); batch order comes from ``settings.seed``.
     ``contextual``: the pretrained encoder whose vectors the network reads, if any. Frozen
@@ -134,6 +140,9 @@ def train_network(network: JointNetwork, train: Sequence[Sentence], dev: Sequenc
     reads randomly revealed gold arcs (:func:`reveal_arcs`); dev LAS is measured with none.
     """
     say = log or (lambda message: None)
+    if device is not None:
+        network.to(device)
+    device = next(network.parameters()).device
     rng = np.random.default_rng(settings.seed)
     reveal_rng = np.random.default_rng([settings.seed, 1])  # its own stream: the batch order is unchanged
     trained = [parameter for parameter in network.parameters() if parameter.requires_grad]
@@ -150,13 +159,13 @@ def train_network(network: JointNetwork, train: Sequence[Sentence], dev: Sequenc
             optimizer.zero_grad()
             given = None
             if settings.reveal_errors > 0:
-                wrong = wrong_heads(network, encode(group, vocabularies, contextual))
+                wrong = wrong_heads(network, encode(group, vocabularies, contextual).to(device))
                 given = reveal_arcs(group, settings.reveal, reveal_rng, wrong=wrong,
                                     reveal_errors=settings.reveal_errors)
             elif settings.reveal > 0:
                 given = reveal_arcs(group, settings.reveal, reveal_rng)
             loss = network.loss(encode(group, vocabularies, contextual, given=given,
-                                       hide_given=not settings.reveal_loss))
+                                       hide_given=not settings.reveal_loss).to(device))
             loss.backward()  # type: ignore[no-untyped-call]
             nn_utils_clip(network, settings.clip)
             optimizer.step()
