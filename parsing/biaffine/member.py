@@ -41,10 +41,8 @@ weights as float32 arrays; loading rebuilds the ``torch.nn.Module``.
 from __future__ import annotations
 
 import importlib.util
-import os
 import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
@@ -52,78 +50,17 @@ import numpy as np
 
 from parsing.base import BaseParser
 from parsing.biaffine import TRANSFORMERS_HINT, require_torch
+from parsing.biaffine.runtime import resolve_device, seeded, threads_set
 from parsing.constraints import Constraints, finish_parse, force_scores, validate_all
 from parsing.decoders.first_order import chu_liu_edmonds
 from parsing.types import NO_HEAD, ROOT, Parse, Sentence
 
 if TYPE_CHECKING:
-    import torch
-
     from parsing.biaffine.batching import Contextual
     from parsing.biaffine.network import JointNetwork
     from parsing.biaffine.vocab import Vocabulary
 
 _PARSE_BATCH = 64
-
-
-@contextmanager
-def _threads(count: int | None) -> Iterator[None]:
-    """Torch's intra-op thread count set to ``count`` (None: unchanged), restored after."""
-    import torch
-
-    before = torch.get_num_threads()
-    if count is not None:
-        torch.set_num_threads(count)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
-def resolve_device(name: str) -> torch.device:
-    """The torch device a member trains and parses on: ``"auto"`` is the first CUDA GPU when
-    PyTorch sees one (a worker with a GPU and a CUDA build of PyTorch), else the CPU; ``"cpu"``,
-    ``"cuda"`` and ``"cuda:N"`` as named.
-
-    Raises:
-        ValueError: another name, or a CUDA device on a machine where PyTorch sees none.
-    """
-    import torch
-
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    try:
-        device = torch.device(name)
-    except RuntimeError as error:
-        raise ValueError(f"device is 'auto', 'cpu', 'cuda' or 'cuda:N', got {name!r}") from error
-    if device.type not in ("cpu", "cuda"):
-        raise ValueError(f"device is 'auto', 'cpu', 'cuda' or 'cuda:N', got {name!r}")
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"device {name!r}: PyTorch {torch.__version__} sees no CUDA GPU on this machine; "
-                         "use 'auto' (the CPU here) or 'cpu'")
-    return device
-
-
-@contextmanager
-def _seeded(seed: int, threads: int | None, device: torch.device) -> Iterator[None]:
-    """Torch's random state seeded with ``seed``, deterministic algorithms on and ``threads``
-    threads, all restored after. On the CPU every run of the same seed gives the same weights;
-    on a GPU the operations without a deterministic CUDA kernel only warn (runs of one seed
-    then differ slightly)."""
-    import torch
-
-    deterministic = torch.are_deterministic_algorithms_enabled()
-    on_gpu = device.type == "cuda"
-    if on_gpu:  # cuBLAS reproducibility asks for a fixed workspace (read when its handle is made)
-        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-    gpus = [device.index if device.index is not None else torch.cuda.current_device()] if on_gpu else []
-    with torch.random.fork_rng(devices=gpus), _threads(threads):
-        torch.manual_seed(seed)
-        torch.use_deterministic_algorithms(True, warn_only=on_gpu)
-        try:
-            yield
-        finally:
-            torch.use_deterministic_algorithms(deterministic)
 
 
 def _annotated_only(sentence: Sentence) -> Sentence:
@@ -151,10 +88,10 @@ class BiaffineParser(BaseParser):
             training words (each costs ``4 * DIM`` bytes of model file).
         encoder: a local pretrained encoder directory (module docstring), or None.
         random_state: seeds the weights, dropout and batch order.
-        device: where it trains and parses (:func:`resolve_device`): ``"auto"`` (default) uses
-            a CUDA GPU when PyTorch sees one (a worker with a GPU trains its round there) and
-            the CPU otherwise; ``"cpu"`` always the CPU. Model files hold CPU arrays, so a model
-            trained on a GPU parses on a machine without one.
+        device: where it trains and parses (:func:`~parsing.biaffine.runtime.resolve_device`):
+            ``"auto"`` (default) uses a CUDA GPU when PyTorch sees one (a worker with a GPU
+            trains its round there) and the CPU otherwise; ``"cpu"`` always the CPU. Model
+            files hold CPU arrays, so a model trained on a GPU parses on a machine without one.
         threads: torch threads while fitting and parsing (None: torch's default, one per core).
             One by default: on our shared 2-core machines two threads per process ran 10-20×
             slower than one when other processes kept the cores busy (spinning threads).
@@ -290,7 +227,7 @@ class BiaffineParser(BaseParser):
                                  reveal=self.reveal, reveal_errors=self.reveal_errors,
                                  reveal_loss=self.reveal_loss)
         log = (lambda message: print(f"[biaffine] {message}", file=sys.stderr)) if self.verbose else None
-        with _seeded(self.random_state, self.threads, device):
+        with seeded(self.random_state, self.threads, device):
             network = JointNetwork(config)
             if table is not None:
                 import torch
@@ -373,7 +310,7 @@ class BiaffineParser(BaseParser):
         return [finish_parse(parse, forced) for parse, forced in zip(parses, constraints, strict=True)]
 
     def _parse(self, sentences: Sequence[Sentence], constraints: Sequence[Constraints] | None) -> list[Parse]:
-        with _threads(self.threads):
+        with threads_set(self.threads):
             return self._parse_all(sentences, constraints)
 
     def _parse_all(self, sentences: Sequence[Sentence],

@@ -12,7 +12,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from parsing.biaffine.batching import build_vocabularies, encode  # noqa: E402
-from parsing.biaffine.member import BiaffineParser, resolve_device  # noqa: E402
+from parsing.biaffine.member import BiaffineParser  # noqa: E402
+from parsing.biaffine.runtime import resolve_device  # noqa: E402
 from parsing.conllu_io import load_sentences  # noqa: E402
 from parsing.constraints import Constraints  # noqa: E402
 from parsing.types import Sentence  # noqa: E402
