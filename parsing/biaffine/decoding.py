@@ -50,7 +50,7 @@ def decode_batch(network: JointNetwork, vocabularies: Mapping[str, Vocabulary], 
     ``contextual``: the pretrained encoder whose vectors the network reads, if any. A revealing
     network (``config.reveal_dim``) also reads the forced arcs and labels as inputs."""
     network.eval()
-    device = next(network.parameters()).device
+    device = network.device
     given = constraints if network.config.reveal_dim and constraints is not None else None
     with torch.inference_mode():
         batch = encode(sentences, vocabularies, contextual, given=given).to(device)

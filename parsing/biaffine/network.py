@@ -180,6 +180,11 @@ class JointNetwork(nn.Module):
         self.label_weight = nn.Parameter(torch.zeros(c.deprels, c.label_dim, c.label_dim))
         self.label_linear = nn.Linear(2 * c.label_dim, c.deprels)
 
+    @property
+    def device(self) -> torch.device:
+        """Where the network's weights are (batches go there: :meth:`Batch.to`)."""
+        return self.arc_weight.device
+
     def encode(self, batch: Batch) -> tuple[Tensor, Tensor]:
         """Encoder states ``(B, T, H)`` and character vectors ``(B, T, 2 * char_hidden)``."""
         words = batch.words

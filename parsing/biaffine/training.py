@@ -109,7 +109,7 @@ def greedy_las(network: JointNetwork, sentences: Sequence[Sentence], vocabularie
     """LAS (0..1) of the best head and label of each word (no tree constraint) on ``sentences``
     (``contextual``: the encoder whose vectors the network reads, if any), on the network's device."""
     network.eval()
-    device = next(network.parameters()).device
+    device = network.device
     right = total = 0
     with torch.inference_mode():
         for group in batches(sentences, size, None):
@@ -142,7 +142,7 @@ def train_network(network: JointNetwork, train: Sequence[Sentence], dev: Sequenc
     say = log or (lambda message: None)
     if device is not None:
         network.to(device)
-    device = next(network.parameters()).device
+    device = network.device
     rng = np.random.default_rng(settings.seed)
     reveal_rng = np.random.default_rng([settings.seed, 1])  # its own stream: the batch order is unchanged
     trained = [parameter for parameter in network.parameters() if parameter.requires_grad]
