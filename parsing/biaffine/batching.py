@@ -13,6 +13,7 @@ from dataclasses import dataclass, fields, replace
 import torch
 from torch import Tensor
 
+from parsing.biaffine.feats import build_feature_vocabulary, feature_groups, feature_targets
 from parsing.biaffine.vectors import lookup
 from parsing.biaffine.vocab import Vocabulary, lemma_script
 from parsing.constraints import Constraints
@@ -50,7 +51,9 @@ class Batch:
         form_ids: each position's row of ``chars``, shape ``(B, T)``.
         tags: input tag ids by column (:data:`COLUMNS`), each ``(B, T)``.
         targets: gold ids, each ``(B, T)`` with :data:`IGNORE` at ROOT and padding: the tag
-            columns, ``lemmas`` (lemma-script ids), ``heads`` (head positions) and ``deprels``.
+            columns, ``lemmas`` (lemma-script ids), ``heads`` (head positions) and ``deprels``;
+            with a ``featvals`` vocabulary also ``featcats``, ``(B, T, K)``: each of the ``K``
+            FEATS categories' value as a position in its group (:mod:`parsing.biaffine.feats`).
         pretrained: rows of the pretrained word vectors (:mod:`parsing.biaffine.vectors`),
             ``(B, T)``; None without vectors.
         encoded: a pretrained encoder's word vectors, ``(B, T, E)``; None without one.
@@ -170,6 +173,9 @@ def encode(sentences: Sequence[Sentence], vocabularies: Mapping[str, Vocabulary]
         targets["heads"].append(_target(heads, known))
         ids = vocabularies["deprels"].ids(sentence.deprels)
         targets["deprels"].append(_target(ids, [i > 1 and ok for i, ok in zip(ids, known, strict=True)]))
+    padded_targets = {name: _padded(rows, width, IGNORE) for name, rows in targets.items()}
+    if "featvals" in vocabularies:
+        padded_targets["featcats"] = _feature_targets(sentences, vocabularies["featvals"], width)
     given_heads, given_labels, given_positions = (_given(sentences, given, width, vocabularies["deprels"])
                                                   if given is not None else (None, None, None))
     return Batch(
@@ -179,7 +185,7 @@ def encode(sentences: Sequence[Sentence], vocabularies: Mapping[str, Vocabulary]
         char_lengths=torch.tensor([len(row) for row in char_rows], dtype=torch.long),
         form_ids=_padded([[row_of[f] for f in s.forms] for s in sentences], width, 0),
         tags=tags,
-        targets={name: _padded(rows, width, IGNORE) for name, rows in targets.items()},
+        targets=padded_targets,
         pretrained=_padded([lookup(vocabularies["pretrained"], s.forms) for s in sentences], width, 0)
         if "pretrained" in vocabularies else None,
         encoded=contextual(sentences) if contextual is not None else None,
@@ -189,9 +195,21 @@ def encode(sentences: Sequence[Sentence], vocabularies: Mapping[str, Vocabulary]
     )
 
 
-def build_vocabularies(sentences: Sequence[Sentence], *, min_word_count: int = 1) -> dict[str, Vocabulary]:
+def _feature_targets(sentences: Sequence[Sentence], vocabulary: Vocabulary, width: int) -> Tensor:
+    """``targets["featcats"]``: per word and FEATS category its value's position in the category's
+    group, :data:`IGNORE` at ROOT, padding and unseen values, shape ``(B, T, K)``."""
+    groups = feature_groups(vocabulary)
+    unknown = [IGNORE] * len(groups)
+    rows = [[unknown, *(feature_targets(f, vocabulary, groups, IGNORE) for f in s.feats[1:]),
+             *[unknown] * (width - len(s) - 1)] for s in sentences]
+    return torch.tensor(rows, dtype=torch.long).reshape(len(sentences), width, len(groups))
+
+
+def build_vocabularies(sentences: Sequence[Sentence], *, min_word_count: int = 1,
+                       feature_categories: bool = False) -> dict[str, Vocabulary]:
     """Every vocabulary :func:`encode` needs, from training sentences (ROOT's strings included,
-    so position 0 has ids of its own)."""
+    so position 0 has ids of its own); with ``feature_categories`` also ``featvals``, the FEATS
+    categories' values (:mod:`parsing.biaffine.feats`)."""
     scripts = (lemma_script(f, lemma) for s in sentences
                for f, lemma in zip(s.forms[1:], s.lemmas[1:], strict=True) if lemma != "_")
     return {
@@ -201,4 +219,6 @@ def build_vocabularies(sentences: Sequence[Sentence], *, min_word_count: int = 1
         "lemmas": Vocabulary.build(scripts) if any(s.lemmas[1:] != ["_"] * len(s) for s in sentences)
         else Vocabulary.build([lemma_script("_", "_")]),
         "deprels": Vocabulary.build(d for s in sentences for d in s.deprels[1:]),
+        **({"featvals": build_feature_vocabulary(f for s in sentences for f in s.feats[1:])}
+           if feature_categories else {}),
     }

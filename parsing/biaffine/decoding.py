@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 from parsing.biaffine.batching import COLUMNS, Contextual, encode
+from parsing.biaffine.feats import feature_groups, join_feats
 from parsing.biaffine.network import JointNetwork
 from parsing.biaffine.vocab import SPECIALS, Vocabulary, apply_script
 from parsing.constraints import Constraints
@@ -37,6 +38,13 @@ def _labels(logits: torch.Tensor, heads: torch.Tensor, deprels: Vocabulary) -> n
     labels = _best(logits)
     labels[heads == 0] = root
     return labels.cpu().numpy()
+
+
+def _joined_feats(choices: np.ndarray[Any, Any], values: Vocabulary,
+                  groups: Sequence[tuple[str, list[int]]]) -> str:
+    """The FEATS string of one word's chosen position in each category's group, ``(K,)``."""
+    chosen = (values.items[ids[int(choice)]] for (_, ids), choice in zip(groups, choices, strict=True))
+    return join_feats((pair[0], pair[1]) for pair in (item.split("=", 1) for item in chosen))
 
 
 def decode_batch(network: JointNetwork, vocabularies: Mapping[str, Vocabulary], sentences: Sequence[Sentence],
@@ -67,6 +75,9 @@ def decode_batch(network: JointNetwork, vocabularies: Mapping[str, Vocabulary], 
         labels = _labels(network.label_scores(states, chosen), chosen, vocabularies["deprels"])
         tags = {name: _best(logits).cpu().numpy()
                 for name, logits in network.tag_logits(states, chars).items()}
+        feat_choices = (network.feat_logits(states).argmax(-1).cpu().numpy()
+                        if network.config.feat_values else None)
+        groups = feature_groups(vocabularies["featvals"]) if feat_choices is not None else []
     parses = []
     for b, (sentence, heads) in enumerate(zip(sentences, trees, strict=True)):
         size = len(sentence) + 1
@@ -75,6 +86,9 @@ def decode_batch(network: JointNetwork, vocabularies: Mapping[str, Vocabulary], 
         probability[0] = np.nan
         columns = {name: [ROOT] + [vocabularies[name].items[tags[name][b, d]] for d in words]
                    for name in COLUMNS}
+        if feat_choices is not None:
+            columns["feats"] = [ROOT] + [_joined_feats(feat_choices[b, d], vocabularies["featvals"], groups)
+                                         for d in words]
         scripts = [vocabularies["lemmas"].items[tags["lemmas"][b, d]] for d in words]
         lemmas = [ROOT, *(apply_script(sentence.forms[d], script)
                           for d, script in zip(words, scripts, strict=True))]

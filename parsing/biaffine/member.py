@@ -50,6 +50,7 @@ import numpy as np
 
 from parsing.base import BaseParser
 from parsing.biaffine import TRANSFORMERS_HINT, require_torch
+from parsing.biaffine.feats import feature_groups, group_matrix
 from parsing.biaffine.runtime import resolve_device, seeded, threads_set
 from parsing.constraints import Constraints, finish_parse, force_scores, validate_all
 from parsing.decoders.first_order import chu_liu_edmonds
@@ -80,6 +81,9 @@ class BiaffineParser(BaseParser):
             word_dropout: layer sizes and regularisation (:class:`~parsing.biaffine.network.NetworkConfig`).
         char_encoder: ``"lstm"`` (default: a character BiLSTM) or ``"cnn"`` (convolutions of
             widths 2-4, max-pooled; :class:`~parsing.biaffine.network.CharCNN`).
+        feats: ``"whole"`` (default: one class per FEATS string seen in training) or
+            ``"categories"`` (each category's value chosen on its own, the string composed:
+            :mod:`parsing.biaffine.feats`).
         max_epochs, max_seconds, patience, batch_size, learning_rate: training
             (:class:`~parsing.biaffine.training.TrainSettings`); ``patience`` epochs without a
             better dev LAS stop it.
@@ -126,9 +130,11 @@ class BiaffineParser(BaseParser):
     reveal_cross: bool = False
     device: str = "auto"
     char_encoder: str = "lstm"
+    feats: str = "whole"
 
     def __init__(self, *, tag_inputs: bool = False, word_dim: int = 100, char_dim: int = 50,
-                 char_hidden: int = 50, char_encoder: str = "lstm", hidden: int = 200, layers: int = 2,
+                 char_hidden: int = 50, char_encoder: str = "lstm", feats: str = "whole",
+                 hidden: int = 200, layers: int = 2,
                  arc_dim: int = 256, label_dim: int = 100, dropout: float = 0.33, word_dropout: float = 0.2,
                  max_epochs: int = 60, max_seconds: float = 900.0, patience: int = 8, batch_size: int = 16,
                  learning_rate: float = 2e-3, vectors: str | None = None, vectors_limit: int = 20_000,
@@ -144,6 +150,7 @@ class BiaffineParser(BaseParser):
         self.char_dim = char_dim
         self.char_hidden = char_hidden
         self.char_encoder = char_encoder
+        self.feats = feats
         self.hidden = hidden
         self.layers = layers
         self.arc_dim = arc_dim
@@ -200,8 +207,14 @@ class BiaffineParser(BaseParser):
             cut = max(1, len(train) // 10) if len(train) > 1 else 0
             held = [train[i] for i in order[:cut]] or train
             train = [train[i] for i in order[cut:]] or train
-        vocabularies = build_vocabularies(train)
-        sizes = {name: len(vocabulary) for name, vocabulary in vocabularies.items()}
+        if self.feats not in ("whole", "categories"):
+            raise ValueError(f"feats is 'whole' or 'categories', got {self.feats!r}")
+        vocabularies = build_vocabularies(train, feature_categories=self.feats == "categories")
+        sizes = {name: len(vocabulary) for name, vocabulary in vocabularies.items() if name != "featvals"}
+        groups = feature_groups(vocabularies["featvals"]) if "featvals" in vocabularies else []
+        if groups:
+            sizes.update(feat_values=len(vocabularies["featvals"]), feat_categories=len(groups),
+                         feat_width=max(len(ids) for _, ids in groups))
         table = None
         if self.vectors is not None:
             from parsing.biaffine.vectors import read_vectors
@@ -229,6 +242,8 @@ class BiaffineParser(BaseParser):
         log = (lambda message: print(f"[biaffine] {message}", file=sys.stderr)) if self.verbose else None
         with seeded(self.random_state, self.threads, device):
             network = JointNetwork(config)
+            if groups:
+                network.get_buffer("feat_groups").copy_(group_matrix(groups, config.feat_width))
             if table is not None:
                 import torch
 

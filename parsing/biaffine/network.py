@@ -64,6 +64,13 @@ class NetworkConfig:
     """Size of the given-head and given-label embeddings (0: the network reads no given arcs)."""
     reveal_cross: bool = False
     """Add a learned bias to each arc by how many given arcs it crosses (0, 1, 2, 3 or more)."""
+    feat_values: int = 0
+    """Rows of the per-category FEATS classifier (0: FEATS only as whole strings;
+    :mod:`parsing.biaffine.feats`)."""
+    feat_categories: int = 0
+    """FEATS categories (``K``) and the most values one has (``M``), the shape of the
+    ``feat_groups`` buffer."""
+    feat_width: int = 0
     char_encoder: str = "lstm"
     """How characters become a word vector: ``"lstm"`` (a BiLSTM's final states) or ``"cnn"``
     (convolutions of widths 2-4, max-pooled over the word; :class:`CharCNN`)."""
@@ -179,6 +186,9 @@ class JointNetwork(nn.Module):
         self.arc_bias = nn.Parameter(torch.zeros(c.arc_dim))
         self.label_weight = nn.Parameter(torch.zeros(c.deprels, c.label_dim, c.label_dim))
         self.label_linear = nn.Linear(2 * c.label_dim, c.deprels)
+        if c.feat_values:  # last: a network without it draws the same weights as before
+            self.feat_classifier = nn.Linear(states, c.feat_values)
+            self.register_buffer("feat_groups", torch.full((c.feat_categories, c.feat_width), -1))
 
     @property
     def device(self) -> torch.device:
@@ -219,6 +229,13 @@ class JointNetwork(nn.Module):
         logits["lemmas"] = self.classifiers["lemmas"](torch.cat([states, chars], dim=-1))
         return logits
 
+    def feat_logits(self, states: Tensor) -> Tensor:
+        """Scores of each FEATS category's values, ``(B, T, K, M)``; ``-inf`` past a category's
+        values (``feat_groups[k]`` holds its rows of the classifier, -1 padded)."""
+        groups = self.get_buffer("feat_groups")
+        scores: Tensor = self.feat_classifier(states)[..., groups.clamp(min=0)]
+        return scores.masked_fill(groups < 0, float("-inf"))
+
     def arc_scores(self, states: Tensor, lengths: Tensor, given: Tensor | None = None) -> Tensor:
         """``s[b, d, h]``, shape ``(B, T, T)``; ``-inf`` for a head past the sentence's end or ``h == d``.
         ``given``: the given heads (:attr:`Batch.given_positions`), read with ``reveal_cross``."""
@@ -244,7 +261,8 @@ class JointNetwork(nn.Module):
 
     def loss(self, batch: Batch) -> Tensor:
         """Sum of the mean cross-entropies: tags, lemma scripts, heads (a softmax over each
-        word's candidate heads) and labels at the gold heads."""
+        word's candidate heads), labels at the gold heads, and (with ``feat_values``) each
+        FEATS category's value."""
         states, chars = self.encode(batch)
         targets = batch.targets
         losses = [nn.functional.cross_entropy(logits.flatten(0, 1), targets[name].flatten(),
@@ -258,4 +276,9 @@ class JointNetwork(nn.Module):
         labels = self.label_scores(states, heads)
         losses.append(nn.functional.cross_entropy(labels.flatten(0, 1), targets["deprels"].flatten(),
                                                   ignore_index=IGNORE))
+        words = (targets["featcats"] != IGNORE).any(-1).sum() if self.config.feat_values else 0
+        if self.config.feat_values and bool(words > 0):  # summed over categories, a mean over words
+            losses.append(nn.functional.cross_entropy(self.feat_logits(states).flatten(0, 2),
+                                                      targets["featcats"].flatten(), ignore_index=IGNORE,
+                                                      reduction="sum") / words)
         return torch.stack(losses).sum()
