@@ -22,12 +22,10 @@ from parsing.constraints import Constraints  # noqa: E402
 from parsing.scorer.metrics import evaluate  # noqa: E402
 from parsing.trees import is_tree  # noqa: E402
 from parsing.types import ROOT, Sentence  # noqa: E402
+from tests.parsing.biaffine_data import AFRIKAANS, TINY  # noqa: E402
 from tests.parsing.conftest import UD_ROOT  # noqa: E402
 
 TELUGU = UD_ROOT / "UD_Telugu-MTG" / "te_mtg-ud-train.conllu"
-AFRIKAANS = UD_ROOT / "UD_Afrikaans-AfriBooms" / "af_afribooms-ud-train.conllu"
-TINY = {"word_dim": 24, "char_dim": 12, "char_hidden": 16, "hidden": 48, "layers": 1, "arc_dim": 48,
-        "label_dim": 24, "dropout": 0.0, "word_dropout": 0.0, "batch_size": 8, "learning_rate": 5e-3}
 
 
 def _load(path: Path, count: int) -> list[Sentence]:

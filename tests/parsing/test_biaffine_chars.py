@@ -13,23 +13,16 @@ torch = pytest.importorskip("torch")
 
 from parsing.biaffine.member import BiaffineParser  # noqa: E402
 from parsing.biaffine.network import CharCNN, CharEncoder, JointNetwork, NetworkConfig  # noqa: E402
-from parsing.conllu_io import load_sentences  # noqa: E402
 from parsing.persist import load_model  # noqa: E402
 from parsing.scorer.metrics import evaluate  # noqa: E402
 from parsing.types import Sentence  # noqa: E402
-from tests.parsing.conftest import UD_ROOT  # noqa: E402
-
-AFRIKAANS = UD_ROOT / "UD_Afrikaans-AfriBooms" / "af_afribooms-ud-train.conllu"
-TINY = {"word_dim": 24, "char_dim": 12, "char_hidden": 16, "hidden": 48, "layers": 1, "arc_dim": 48,
-        "label_dim": 24, "dropout": 0.0, "word_dropout": 0.0, "batch_size": 8, "learning_rate": 5e-3}
+from tests.parsing.biaffine_data import TINY, short_sentences  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def sentences() -> list[Sentence]:
     """50 short training sentences of UD_Afrikaans-AfriBooms (at most 9 words)."""
-    if not AFRIKAANS.is_file():
-        pytest.skip(f"UD_Afrikaans-AfriBooms not found under {UD_ROOT}")
-    return [s for s in load_sentences(AFRIKAANS)[:1200] if len(s) <= 9][:50]
+    return short_sentences("af", read=1200, count=50)
 
 
 @pytest.mark.parametrize("encoder", [CharCNN, CharEncoder])

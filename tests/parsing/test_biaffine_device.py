@@ -14,23 +14,17 @@ torch = pytest.importorskip("torch")
 from parsing.biaffine.batching import build_vocabularies, encode  # noqa: E402
 from parsing.biaffine.member import BiaffineParser  # noqa: E402
 from parsing.biaffine.runtime import resolve_device  # noqa: E402
-from parsing.conllu_io import load_sentences  # noqa: E402
 from parsing.constraints import Constraints  # noqa: E402
 from parsing.types import Sentence  # noqa: E402
-from tests.parsing.conftest import UD_ROOT  # noqa: E402
+from tests.parsing.biaffine_data import TINY, short_sentences  # noqa: E402
 
-AFRIKAANS = UD_ROOT / "UD_Afrikaans-AfriBooms" / "af_afribooms-ud-train.conllu"
-TINY = {"word_dim": 24, "char_dim": 12, "char_hidden": 16, "hidden": 48, "layers": 1, "arc_dim": 48,
-        "label_dim": 24, "dropout": 0.0, "word_dropout": 0.0, "batch_size": 8, "learning_rate": 5e-3}
 GPU = torch.cuda.is_available()
 
 
 @pytest.fixture(scope="module")
 def sentences() -> list[Sentence]:
     """30 short training sentences of UD_Afrikaans-AfriBooms (at most 9 words)."""
-    if not AFRIKAANS.is_file():
-        pytest.skip(f"UD_Afrikaans-AfriBooms not found under {UD_ROOT}")
-    return [s for s in load_sentences(AFRIKAANS)[:800] if len(s) <= 9][:30]
+    return short_sentences("af", read=800, count=30)
 
 
 def test_device_names() -> None:

@@ -21,21 +21,14 @@ from parsing.biaffine.feats import (  # noqa: E402
     split_feats,
 )
 from parsing.biaffine.member import BiaffineParser  # noqa: E402
-from parsing.conllu_io import load_sentences  # noqa: E402
 from parsing.types import Sentence  # noqa: E402
-from tests.parsing.conftest import UD_ROOT  # noqa: E402
-
-WELSH = UD_ROOT / "UD_Welsh-CCG" / "cy_ccg-ud-train.conllu"
-TINY = {"word_dim": 24, "char_dim": 12, "char_hidden": 16, "hidden": 48, "layers": 1, "arc_dim": 48,
-        "label_dim": 24, "dropout": 0.0, "word_dropout": 0.0, "batch_size": 8, "learning_rate": 5e-3}
+from tests.parsing.biaffine_data import TINY, short_sentences  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def sentences() -> list[Sentence]:
     """40 short training sentences of UD_Welsh-CCG (rich FEATS: Gender, Number, Person, Mutation...)."""
-    if not WELSH.is_file():
-        pytest.skip(f"UD_Welsh-CCG not found under {UD_ROOT}")
-    return [s for s in load_sentences(WELSH)[:1500] if len(s) <= 9][:40]
+    return short_sentences("cy", read=1500, count=40)
 
 
 def test_groups_put_the_absent_value_first() -> None:
