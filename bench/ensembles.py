@@ -128,7 +128,8 @@ def timed_predict(parser: BaseParser, sentences: Sequence[Sentence]) -> tuple[li
 
 def run_one(treebank: Path, mode: str, names: list[str], work: Path, stack_member: str | None,
             methods: list[str] | None = None, subsets: dict[str, list[str]] | None = None,
-            params: dict[str, dict[str, Any]] | None = None, variant: str = "", jobs: int = 1) -> list[Row]:
+            params: dict[str, dict[str, Any]] | None = None, variant: str = "", jobs: int = 1,
+            tag_source: str = "auto") -> list[Row]:
     """Train members once, then measure members, oracle and every method on test.
 
     A model directory already in ``work`` (from an earlier run with ``--models``) is reused:
@@ -148,6 +149,8 @@ def run_one(treebank: Path, mode: str, names: list[str], work: Path, stack_membe
         seconds = train_models(train, dev, model_dir, names=names, tags=mode,  # type: ignore[arg-type]
                                params=params, jobs=jobs)
     bundle = load_models(model_dir, names)
+    if tag_source == "tagger":  # the tagger's tags even where the model chose a member's
+        bundle.tag_source = None
     dev_in, test_in = bundle.prepare(dev), bundle.prepare(test)
     test_words = sum(len(s) for s in test)
     rows: list[Row] = []
@@ -159,7 +162,8 @@ def run_one(treebank: Path, mode: str, names: list[str], work: Path, stack_membe
     if mode == "predicted":
         right = sum(g == t for gold, seen in zip(test, test_in, strict=True)
                     for g, t in zip(gold.upos[1:], seen.upos[1:], strict=True))
-        emit({"kind": "tagger", "parser": "tagger", "UPOS": round(100 * right / test_words, 2)})
+        emit({"kind": "tagger", "parser": "tagger", "UPOS": round(100 * right / test_words, 2),
+              "source": bundle.tag_source or "tagger", "dev_upos": bundle.manifest.get("dev_upos")})
     parsers = [bundle.parsers[name] for name in names]
     dev_parses, test_parses, member_seconds = [], [], []
     for name, parser in zip(names, parsers, strict=True):
@@ -283,6 +287,9 @@ def main() -> None:
     parser.add_argument("--variant", default="",
                         help="name of a training variant: its models go to TREEBANK-TAGS-VARIANT and "
                              "its rows carry it (tables show it beside the tags)")
+    parser.add_argument("--tag-source", choices=("auto", "tagger"), default="auto",
+                        help="predicted tags: the model's choice (the neural member's UPOS where it tagged "
+                             "dev better) or always the tagger's; same models, parse only")
     args = parser.parse_args()
     if args.set and not args.variant:
         parser.error("--set changes training: name the variant with --variant")
@@ -308,7 +315,7 @@ def main() -> None:
                 peer = None if args.no_peer else start_peer(treebank, mode, args.peer_out / treebank.name)
                 rows = run_one(treebank, mode, names, work, args.stack_member or None,
                                args.methods.split(",") if args.methods else None, subsets,
-                               overrides, args.variant, args.jobs)
+                               overrides, args.variant, args.jobs, args.tag_source)
                 if peer is not None:
                     rows.append({"kind": "udpipe1", **finish_peer(peer, treebank, mode)})
                 for row in rows:

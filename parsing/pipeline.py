@@ -39,6 +39,7 @@ from parsing.member_fit import MemberJob, MemberRunner, fit_member
 from parsing.members import MEMBERS, is_self_tagging
 from parsing.persist import load_model
 from parsing.plan import TagMode, TrainingPlan
+from parsing.tag_source import choose_tag_source, with_member_upos
 from parsing.tagger.folds import FoldRunner
 from parsing.types import Parse, Sentence
 
@@ -61,22 +62,43 @@ class ModelBundle:
     ensemble: Ensemble | None = None
     ensemble_method: str | None = None
     ensemble_members: list[str] = field(default_factory=list)
+    tag_source: str | None = None
+    """With predicted tags, the self-tagging member whose UPOS the members parse with (the
+    manifest's ``"tag_source"``, :mod:`parsing.tag_source`); None: the tagger's. Set it to None
+    to parse with the tagger's tags."""
+    tag_member: BaseParser | None = None
+    """The :attr:`tag_source` member (loaded even when it is not among :attr:`parsers`)."""
 
     def prepare(self, sentences: Sequence[Sentence], tags: TagMode | None = None) -> list[Sentence]:
         """The sentences as the parsers will see them: with predicted UPOS when ``tags``
-        (default: the mode the bundle was trained in) is ``"predicted"``.
+        (default: the mode the bundle was trained in) is ``"predicted"`` (the tagger's, or the
+        :attr:`tag_source` member's).
 
         Raises:
             ValueError: predicted tags asked of a bundle trained without a tagger.
         """
+        return self._prepare(sentences, tags)[0]
+
+    def _prepare(self, sentences: Sequence[Sentence], tags: TagMode | None = None,
+                 known: Mapping[str, Sequence[Parse]] | None = None
+                 ) -> tuple[list[Sentence], dict[str, list[Parse]]]:
+        """:meth:`prepare`, and the tagging member's parses of the sentences when it tagged them
+        (by name; empty otherwise), so they are not parsed again. ``known``: members' parses of
+        these sentences already made; the tagging member's are read from there if present."""
         mode = tags or self.tags
         if mode == "gold":
-            return list(sentences)
+            return list(sentences), {}
         if self.tagger is None:
             raise ValueError("this model was trained with gold tags and has no tagger; "
                              "train it with --tags predicted")
         tagged: list[Sentence] = self.tagger.tag_for_parsing(sentences)  # type: ignore[attr-defined]
-        return tagged
+        if self.tag_source is None or self.tag_member is None:
+            return tagged, {}
+        if known is not None and self.tag_source in known:
+            own = list(known[self.tag_source])
+        else:
+            own = self.tag_member.predict(tagged)
+        return with_member_upos(tagged, own), {self.tag_source: own}
 
     def parse(self, sentences: Sequence[Sentence], names: Sequence[str] | None = None,
               *, tags: TagMode | None = None, jobs: int = 1,
@@ -91,17 +113,8 @@ class ModelBundle:
         (:class:`~parsing.forked.ParserPool` of this bundle's parsers) keeps its processes
         between calls instead.
         """
-        prepared = self.prepare(sentences, tags)
-        chosen = names or list(self.parsers)
-        missing = [name for name in chosen if name not in self.parsers]
-        if missing:
-            raise ValueError(f"model has no parser {', '.join(missing)}; it has {', '.join(self.parsers)}")
-        if pool is not None:
-            parses = pool.parse(prepared, chosen)
-        elif jobs > 1 and len(chosen) > 1 and can_fork():
-            parses = parse_forked(self.parsers, prepared, list(chosen), jobs)
-        else:
-            parses = {name: self.parsers[name].predict(prepared) for name in chosen}
+        prepared, known = self._prepare(sentences, tags)
+        parses = self._parse_prepared(prepared, names or list(self.parsers), known, jobs=jobs, pool=pool)
         if (tags or self.tags) == "predicted":
             for member_parses in parses.values():
                 _record_tags(member_parses, prepared)
@@ -119,9 +132,9 @@ class ModelBundle:
         """
         if self.ensemble is None:
             raise ValueError("this model has no ensemble; train it with --ensemble METHOD")
-        prepared = self.prepare(sentences, tags)
+        prepared, known = self._prepare(sentences, tags)
         wanted = list(dict.fromkeys([*(names or self.parsers), *self.ensemble_members]))
-        parses = self.parse(prepared, wanted, tags="gold", jobs=jobs, pool=pool)
+        parses = self._parse_prepared(prepared, wanted, known, jobs=jobs, pool=pool)
         combined = combine(self.ensemble, self.ensemble_members, prepared, parses)
         if (tags or self.tags) == "predicted":
             for member_parses in [*parses.values(), combined]:
@@ -152,14 +165,14 @@ class ModelBundle:
         """
         if self.ensemble is None:
             raise ValueError("this model has no ensemble; train it with --ensemble METHOD")
-        prepared = self.prepare(sentences, tags)
+        prepared, known = self._prepare(sentences, tags, unconstrained[0] if unconstrained else None)
         validate_all([len(s) for s in prepared], constraints)
         wanted = list(dict.fromkeys([*(names or self.parsers), *self.ensemble_members]))
         missing = [name for name in wanted if name not in self.parsers]
         if missing:
             raise ValueError(f"model has no parser {', '.join(missing)}; it has {', '.join(self.parsers)}")
         if unconstrained is None:  # (constraints checked first: a bad one costs no parse)
-            free = self.parse(prepared, wanted, tags="gold")
+            free = self._parse_prepared(prepared, wanted, known)
             unconstrained = (free, combine(self.ensemble, self.ensemble_members, prepared, free))
         parses, forced = reparse_under_constraints(
             self.parsers, self.ensemble, self.ensemble_members, prepared, constraints,
@@ -170,6 +183,30 @@ class ModelBundle:
                 _record_tags(member_parses, prepared)
         shown = names or list(self.parsers)
         return {name: parses[name] for name in shown}, forced
+
+
+    def _parse_prepared(self, prepared: Sequence[Sentence], chosen: Sequence[str],
+                        known: Mapping[str, Sequence[Parse]], *, jobs: int = 1,
+                        pool: ParserPool | None = None) -> dict[str, list[Parse]]:
+        """Members ``chosen``'s parses of sentences already prepared; those in ``known`` (the
+        tagging member's, :meth:`_prepare`) are taken from there.
+
+        Raises:
+            ValueError: a member the model does not have.
+        """
+        missing = [name for name in chosen if name not in self.parsers]
+        if missing:
+            raise ValueError(f"model has no parser {', '.join(missing)}; it has {', '.join(self.parsers)}")
+        todo = [name for name in chosen if name not in known]
+        if not todo:
+            parses: dict[str, list[Parse]] = {}
+        elif pool is not None:
+            parses = pool.parse(prepared, todo)
+        elif jobs > 1 and len(todo) > 1 and can_fork():
+            parses = parse_forked(self.parsers, prepared, todo, jobs)
+        else:
+            parses = {name: self.parsers[name].predict(prepared) for name in todo}
+        return {name: list(known[name]) if name in known else parses[name] for name in chosen}
 
 
 def _record_tags(parses: Sequence[Parse], prepared: Sequence[Sentence]) -> None:
@@ -278,14 +315,16 @@ def train_plan(
     member_runner, fold_runner = plan.runners()
     seconds: dict[str, float] = {}
     views = [list(train)]
-    gold_train, gold_extra = list(train), dict(extra)
+    gold_train, gold_extra, gold_dev = list(train), dict(extra), list(dev or [])
+    tagger_settings = dict(plan.tagger_settings)
+    tag_setting = tagger_settings.pop("tag_source", "auto")
     if tags == "predicted":
         from parsing.tagger.training import train_tagger
 
         say("training the tagger (and jackknifing training tags)", 0.0)
         started = time.perf_counter()
         tagger, views, dev = train_tagger(
-            train, dev, random_state=random_state, params=plan.tagger_settings or None,
+            train, dev, random_state=random_state, params=tagger_settings or None,
             save_to=out / "tagger", fold_runner=fold_runner)
         train = views[0]
         extra = {name: tagger.tag_for_parsing(more) if more else []
@@ -323,6 +362,13 @@ def train_plan(
         manifest["automatic_sentences"] = {name: len(extra[name]) for name in chosen}
     if plan.warm_from is not None:
         manifest["warm_from"], manifest["warm_members"] = plan.warm_from, continued
+    source = next(filter(is_self_tagging, chosen), None)
+    if tags == "predicted" and source is not None and dev:
+        say(f"comparing {source}'s tags with the tagger's on dev", 1.0)
+        own = load_model(paths[source], BaseParser).predict(dev)
+        chosen_source, manifest["dev_upos"] = choose_tag_source(gold_dev, dev, source, own, tag_setting)
+        if chosen_source is not None:  # the ensemble is fitted on dev as it will be parsed
+            manifest["tag_source"], dev = chosen_source, with_member_upos(dev, own)
     if ensemble:
         say(f"fitting the {ensemble} ensemble", 1.0)
         started = time.perf_counter()
@@ -387,6 +433,11 @@ def load_models(model_dir: str | Path, names: Sequence[str] | None = None) -> Mo
 
         tagger = Tagger.load(root / "tagger")
     bundle = ModelBundle(tags=manifest["tags"], parsers=parsers, tagger=tagger, manifest=manifest)
+    source = manifest.get("tag_source")
+    if tagger is not None and isinstance(source, str):
+        bundle.tag_source = source
+        bundle.tag_member = (parsers.get(source)
+                             or load_model(root / "parsers" / f"{source}.model", BaseParser))
     described = manifest.get("ensemble")
     if described and (root / ENSEMBLE_FILE).is_file():
         members = [str(name) for name in described["members"]]

@@ -43,9 +43,10 @@ TAG_MODES: tuple[str, ...] = ("gold", "predicted")
 PLAN_FORMAT = 1
 """Version of :meth:`TrainingPlan.to_json`'s layout (its ``"format"`` key)."""
 
-TAGGER_EXTRA_SETTINGS = ("jackknife_seeds",)
+TAGGER_EXTRA_SETTINGS = ("jackknife_seeds", "tag_source")
 """Tagger settings that are not :class:`~parsing.tagger.model.Tagger` arguments
-(:func:`parsing.tagger.training.train_tagger` reads them)."""
+(:func:`parsing.tagger.training.train_tagger` reads ``jackknife_seeds``;
+:func:`parsing.pipeline.train_plan` reads ``tag_source``, :mod:`parsing.tag_source`)."""
 
 _RUNTIME = ("member_runner", "fold_runner")
 """Fields that say how the work runs; left out of the JSON and of equality."""
@@ -171,6 +172,10 @@ class TrainingPlan:
                 raise ValueError("tagger settings apply with predicted tags only (the plan has gold tags)")
             accepted, open_ended = _accepted("parsing.tagger.model", "Tagger")
             _check_names("the tagger", self.tagger_settings, [*accepted, *TAGGER_EXTRA_SETTINGS], open_ended)
+            if "tag_source" in self.tagger_settings:
+                from parsing.tag_source import check_tag_source
+
+                check_tag_source(self.tagger_settings["tag_source"])
         object.__setattr__(self, "tagger_settings", dict(self.tagger_settings))
 
     def _check_ensemble(self) -> None:

@@ -345,6 +345,11 @@ def train_round(
     round_.self_training = dict(self_training) if self_training else None
     round_.annotated_tokens = data.annotated_tokens
     round_.evaluation, round_.held_out_ids = data.evaluation_source, list(data.held_out_ids)
+    tagging = read_manifest(out).get("dev_upos")
+    if scores is not None and tagging:  # whose UPOS the members parse with, and why (parsing.tag_source)
+        scores["tagging"] = {"source": read_manifest(out).get("tag_source") or "tagger",
+                             "dev_upos": {name: round(100 * float(value), 2)
+                                          for name, value in tagging.items()}}
     round_.scores = scores
     return TrainedRound(bundle, list(round_.weights), detector=detector)
 

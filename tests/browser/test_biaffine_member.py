@@ -132,3 +132,42 @@ def test_the_panel_ticks_the_neural_member_and_its_vote_when_the_pool_needs_pred
     assert "ticked by default" in page.locator("#more-members p.help").inner_text()
     page.locator("#more-members").scroll_into_view_if_needed()
     shutil.copyfile(screenshot(page, "queue-predicted-defaults"), "/tmp/queue-predicted-defaults.png")
+
+
+def test_a_predicted_tag_round_says_whose_upos_the_members_parse_with(
+        ui: Any, live_app: Flask, screenshot: Shot) -> None:
+    """A round with predicted tags and a dev split compares the neural member's UPOS on dev with
+    the tagger's (:mod:`parsing.tag_source`); the rounds page names the source and both accuracies."""
+    pytest.importorskip("torch")
+    from app.models import User
+    from app.services.demo import demo_file
+    from app.services.imports import import_conllu
+    from parsing.conllu_io import decode_utf8, format_conllu, parse_conllu
+
+    page = ui
+    treebank_id = import_rounds_demo(live_app, "tag source demo")
+    source = demo_file()
+    sentences = parse_conllu(decode_utf8(source.read_bytes(), source=source.name), source=source.name)
+    with live_app.app_context():
+        ana = db.session.scalars(select(User).where(User.username == "ana")).one()
+        import_conllu(db.session, data=format_conllu(sentences[50:62]).encode(), filename="dev.conllu",
+                      treebank_name="tag source demo", split="dev", user=ana)
+        db.session.commit()
+    run_round(page, treebank_id, ["graph1", "biaffine"], tags="predicted")
+    with live_app.app_context():
+        round_ = db.session.scalars(select(TrainingRound)
+                                    .where(TrainingRound.treebank_id == treebank_id)).one()
+        assert round_.tags == "predicted"
+        tagging = (round_.scores or {})["tagging"]
+    assert set(tagging["dev_upos"]) == {"tagger", "biaffine"}
+    better = max(tagging["dev_upos"], key=lambda name: (tagging["dev_upos"][name], name == "tagger"))
+    assert tagging["source"] == better  # a tie keeps the tagger
+    page.goto(f"/treebanks/{treebank_id}/rounds")
+    line = page.locator("#rounds tbody tr").first.locator("td.members .tag-source")
+    text = line.inner_text()
+    assert text.startswith(f"UPOS from {tagging['source']} (dev ")
+    for name, value in tagging["dev_upos"].items():
+        assert f"{name} {value:.1f}" in text, text
+    assert "the members parse with the better one's tags" in (line.get_attribute("title") or "")
+    line.scroll_into_view_if_needed()
+    shutil.copyfile(screenshot(page, "rounds-tag-source"), "/tmp/rounds-tag-source.png")

@@ -35,10 +35,13 @@ def treebank_id(live_app: Flask) -> int:
 
 
 def run_round(page: Any, treebank_id: int, parsers: list[str],
-              self_training: tuple[str, str, str] | None = None) -> None:
+              self_training: tuple[str, str, str] | None = None, tags: str | None = None) -> None:
     """Start a round from the queue page with ``parsers`` ticked (and self-training's source,
-    selection and number of sentences chosen) and wait until it is done."""
+    selection and number of sentences chosen; ``tags``: the tag mode chosen) and wait until it is
+    done."""
     page.goto(f"/workspace/treebanks/{treebank_id}")
+    if tags:
+        page.select_option('#preannotate-form select[name="tags"]', tags)
     for box in page.locator('#preannotate-form input[name="parsers"]').all():
         box.set_checked(box.get_attribute("value") in parsers)
     if self_training:

@@ -91,6 +91,30 @@ def test_a_second_biaffine_member_starts_from_another_seed(tmp_path: Path) -> No
     assert (first.weights_["arc_weight"] != second.weights_["arc_weight"]).any()  # type: ignore[attr-defined]
 
 
+def test_a_round_trains_the_same_weights_as_the_member_trained_alone(tmp_path: Path) -> None:
+    """A round with predicted tags (the tagger trained, dev tagged, the member's settings read from
+    the plan, ``biaffine-b``'s seed offset) trains exactly the weights of the member fitted alone on
+    the gold trees with the same seed: a seed gives one model whichever path trains it."""
+    pytest.importorskip("torch")
+    import numpy as np
+
+    from parsing.biaffine.member import BiaffineParser
+    from parsing.conllu_io import load_sentences
+    from parsing.pipeline import load_models, train_models
+
+    if not AFRIKAANS.is_file():
+        pytest.skip(f"UD_Afrikaans-AfriBooms not found under {UD_ROOT}")
+    sentences = [s for s in load_sentences(AFRIKAANS)[:600] if len(s) <= 9][:40]
+    train, dev = sentences[:30], sentences[30:]
+    settings = {**SMALL, "max_epochs": 2}
+    train_models(train, dev, tmp_path, names=["biaffine-b"], tags="predicted", random_state=3,
+                 params={"biaffine-b": settings, "tagger": {"max_iter": 2}})
+    in_round = load_models(tmp_path).parsers["biaffine-b"].weights_  # type: ignore[attr-defined]
+    alone = BiaffineParser(random_state=1003, **settings).fit(train, dev).weights_
+    assert sorted(in_round) == sorted(alone)
+    assert all(np.array_equal(in_round[key], alone[key]) for key in alone)
+
+
 def test_the_default_members_add_the_neural_member_with_predicted_tags_where_torch_is(
         monkeypatch: pytest.MonkeyPatch) -> None:
     import parsing.members

@@ -1,0 +1,115 @@
+"""Whose UPOS the members parse with, with predicted tags: the tagger's, or a self-tagging member's
+(``biaffine``, :func:`parsing.members.is_self_tagging`) when it tags dev better.
+
+A round with predicted tags trains the tagger and jackknifes the training tags as before. When a
+self-tagging member is among the members, :func:`choose_tag_source` compares its UPOS on dev with
+the tagger's; if the member's is higher, the model directory's manifest names it
+(``"tag_source"``) and every later parse tags with it: the tagger's view first (its other
+columns, if it predicts any), then the member's UPOS in place of the tagger's
+(:func:`with_member_upos`). The member's own parse of those sentences is the one it would give
+anyway (it reads forms, not tags), so it is parsed once.
+
+The choice is the tagger setting ``tag_source``: ``"auto"`` (default, the rule above) or
+``"tagger"`` (always the tagger).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from parsing.types import Parse, Sentence
+
+TAG_SOURCES: tuple[str, ...] = ("auto", "tagger")
+"""The values of the tagger setting ``tag_source``."""
+
+
+def check_tag_source(value: object) -> str:
+    """``value`` when it is a known ``tag_source`` setting.
+
+    Raises:
+        ValueError: another value, naming the known ones.
+    """
+    if value not in TAG_SOURCES:
+        raise ValueError(f"tagger.tag_source is one of {', '.join(TAG_SOURCES)}, not {value!r}")
+    return str(value)
+
+
+def member_upos(parse: Parse) -> list[str]:
+    """The UPOS a self-tagging member predicted (``extras["upos"]``, ``n+1`` tags, ROOT first).
+
+    Raises:
+        ValueError: the parse carries no tags of its own.
+    """
+    tags = parse.extras.get("upos")
+    if not isinstance(tags, list) or len(tags) != len(parse) + 1:
+        raise ValueError("the member's parse carries no UPOS of its own (extras['upos'])")
+    return [str(tag) for tag in tags]
+
+
+def with_member_upos(sentences: Sequence[Sentence], parses: Sequence[Parse]) -> list[Sentence]:
+    """Copies of ``sentences`` whose UPOS is the member's (``parses``, one per sentence); every
+    other column is kept.
+
+    Raises:
+        ValueError: a parse of another length, or one without tags of its own.
+
+    Examples:
+        >>> import numpy as np
+        >>> s = Sentence.from_words(["a", "b"], heads=[0, 1], upos=["X", "X"])
+        >>> p = Parse(np.array([-1, 0, 1]), ["", "root", "dep"],
+        ...           extras={"upos": ["<ROOT>", "NOUN", "VERB"]})
+        >>> with_member_upos([s], [p])[0].upos
+        ['<ROOT>', 'NOUN', 'VERB']
+    """
+    if len(parses) != len(sentences):
+        raise ValueError(f"{len(parses)} parses for {len(sentences)} sentences")
+    out = []
+    for number, (sentence, parse) in enumerate(zip(sentences, parses, strict=True), start=1):
+        if len(parse) != len(sentence):
+            raise ValueError(f"sentence {number}: the parse has {len(parse)} words, "
+                             f"the sentence {len(sentence)}")
+        out.append(replace(sentence, upos=member_upos(parse)))
+    return out
+
+
+def upos_accuracy(gold: Sequence[Sentence], tags: Sequence[Sequence[str]]) -> float:
+    """Share (0..1) of the words of ``gold`` whose UPOS equals ``tags`` (one ``n+1`` list per
+    sentence, ROOT first); 0.0 for no words.
+
+    Examples:
+        >>> s = Sentence.from_words(["a", "b"], heads=[0, 1], upos=["NOUN", "VERB"])
+        >>> upos_accuracy([s], [["<ROOT>", "NOUN", "ADJ"]])
+        0.5
+    """
+    right = total = 0
+    for sentence, predicted in zip(gold, tags, strict=True):
+        right += sum(g == t for g, t in zip(sentence.upos[1:], predicted[1:], strict=True))
+        total += len(sentence)
+    return right / total if total else 0.0
+
+
+def choose_tag_source(gold_dev: Sequence[Sentence], tagged_dev: Sequence[Sentence], member: str,
+                      member_parses: Sequence[Parse], setting: str = "auto"
+                      ) -> tuple[str | None, dict[str, float]]:
+    """Whether ``member`` tags for the others: ``(member or None, dev UPOS accuracy by source)``.
+
+    ``tagged_dev``: dev as the tagger tags it; ``member_parses``: the member's parses of dev.
+    With ``setting="auto"`` the member is chosen when its dev UPOS is strictly higher than the
+    tagger's; with ``"tagger"`` never (the accuracies are still returned).
+
+    Examples:
+        >>> import numpy as np
+        >>> gold = [Sentence.from_words(["a", "b"], heads=[0, 1], upos=["NOUN", "VERB"])]
+        >>> tagged = [Sentence.from_words(["a", "b"], heads=[0, 1], upos=["NOUN", "NOUN"])]
+        >>> p = Parse(np.array([-1, 0, 1]), ["", "root", "dep"], extras={"upos": ["<ROOT>", "NOUN", "VERB"]})
+        >>> choose_tag_source(gold, tagged, "biaffine", [p])
+        ('biaffine', {'tagger': 0.5, 'biaffine': 1.0})
+        >>> choose_tag_source(gold, tagged, "biaffine", [p], "tagger")[0] is None
+        True
+    """
+    check_tag_source(setting)
+    accuracy = {"tagger": upos_accuracy(gold_dev, [s.upos for s in tagged_dev]),
+                member: upos_accuracy(gold_dev, [member_upos(p) for p in member_parses])}
+    chosen = member if setting == "auto" and accuracy[member] > accuracy["tagger"] else None
+    return chosen, accuracy
