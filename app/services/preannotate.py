@@ -324,7 +324,8 @@ def train_round(
                progress=lambda message, done: report(message, 0.02 + 0.58 * done), extra_train=automatic)
     round_.plan = plan.to_json() if plan.json_ready() else None
     bundle = load_models(out)
-    continued = [str(name) for name in read_manifest(out).get("warm_members", [])]
+    manifest = read_manifest(out)
+    continued = [str(name) for name in manifest.get("warm_members", [])]
     round_.warm = None if warm_from is None else {"from_round": warm_from.number, "members": continued}
     report(f"scoring the members and the ensemble on {data.evaluation_source}" if data.evaluation_source
            else "no dev split and too few trees to hold some out: the round is not scored", 0.6)
@@ -345,11 +346,10 @@ def train_round(
     round_.self_training = dict(self_training) if self_training else None
     round_.annotated_tokens = data.annotated_tokens
     round_.evaluation, round_.held_out_ids = data.evaluation_source, list(data.held_out_ids)
-    tagging = read_manifest(out).get("dev_upos")
-    if scores is not None and tagging:  # whose UPOS the members parse with, and why (parsing.tag_source)
-        scores["tagging"] = {"source": read_manifest(out).get("tag_source") or "tagger",
+    if scores is not None and manifest.get("dev_upos"):  # whose UPOS the members parse with, and why
+        scores["tagging"] = {"source": manifest.get("tag_source") or "tagger",  # (parsing.tag_source)
                              "dev_upos": {name: round(100 * float(value), 2)
-                                          for name, value in tagging.items()}}
+                                          for name, value in manifest["dev_upos"].items()}}
     round_.scores = scores
     return TrainedRound(bundle, list(round_.weights), detector=detector)
 
