@@ -113,12 +113,7 @@ class ModelBundle:
         wanted = list(dict.fromkeys([*(names or self.parsers), *self.ensemble_members]))
         parses = self._parse_prepared(prepared, wanted, known, jobs=jobs, pool=pool)
         combined = combine(self.ensemble, self.ensemble_members, prepared, parses)
-        if (tags or self.tags) == "predicted":
-            for member_parses in [*parses.values(), combined]:
-                _record_tags(member_parses, prepared)
-        shown = names or list(self.parsers)
-        return {name: parses[name] for name in shown}, combined
-
+        return self._shown(parses, combined, prepared, names, tags)
 
     def parse_constrained(self, sentences: Sequence[Sentence], constraints: Sequence[Constraints],
                           names: Sequence[str] | None = None, *, tags: TagMode | None = None,
@@ -155,11 +150,17 @@ class ModelBundle:
             self.parsers, self.ensemble, self.ensemble_members, prepared, constraints,
             ({name: unconstrained[0][name] for name in wanted}, unconstrained[1]),
             previous=previous, adapt=adapt, start=start)
+        return self._shown(parses, forced, prepared, names, tags)
+
+    def _shown(self, parses: dict[str, list[Parse]], combined: list[Parse], prepared: Sequence[Sentence],
+               names: Sequence[str] | None, tags: TagMode | None
+               ) -> tuple[dict[str, list[Parse]], list[Parse]]:
+        """The named members' parses (all by default) and the ensemble's trees, each parse's
+        ``upos`` set to the tags it was parsed with when the tags are predicted."""
         if (tags or self.tags) == "predicted":
-            for member_parses in [*parses.values(), forced]:
+            for member_parses in [*parses.values(), combined]:
                 _record_tags(member_parses, prepared)
-        shown = names or list(self.parsers)
-        return {name: parses[name] for name in shown}, forced
+        return {name: parses[name] for name in names or self.parsers}, combined
 
 
     def _parse_prepared(self, prepared: Sequence[Sentence], chosen: Sequence[str],
