@@ -83,7 +83,8 @@ class ModelBundle:
         """Every named member's parses of ``sentences`` (tagged first if needed).
 
         With predicted tags each parse's ``upos`` holds the tags the member parsed with (the
-        tagger's), so a caller can write them; with gold tags it stays ``None``.
+        tagger's, or the :attr:`tag_source` member's), so a caller can write them; with gold tags
+        it stays ``None``.
 
         With ``jobs > 1`` the members parse in that many forked processes (each inherits the
         loaded models; only the parses travel back), where the platform can fork; a ``pool``
@@ -102,7 +103,8 @@ class ModelBundle:
                             ) -> tuple[dict[str, list[Parse]], list[Parse]]:
         """Every named member's parses and the ensemble's (its members are always parsed).
 
-        With predicted tags every parse's ``upos``, the ensemble's too, holds the tagger's tags.
+        With predicted tags every parse's ``upos``, the ensemble's too, holds the tags the members
+        parsed with (the tagger's, or the :attr:`tag_source` member's).
 
         Raises:
             ValueError: the model has no fitted ensemble.

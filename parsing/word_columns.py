@@ -5,7 +5,8 @@ out), JSON-ready.
 A self-tagging member (``biaffine``: :func:`parsing.members.is_self_tagging`) predicts all four
 (``Parse.extras["upos"]``, ``["xpos"]``, ``["feats"]``, ``["lemmas"]``: ``n+1`` strings each, ROOT
 first); with predicted tags ``Parse.upos`` holds the tags it parsed with. Other members predict
-none; with predicted tags the pipeline writes the tagger's UPOS into their ``Parse.upos``.
+none; with predicted tags the pipeline writes the UPOS they parsed with (the tagger's, or the
+self-tagging member's: :mod:`parsing.tag_source`) into their ``Parse.upos``.
 
 The web app stores parses as tree versions (``heads``, ``deprels``, ``scores``, ``upos``); a
 version also has ``xpos``, ``lemmas`` and ``feats`` lists, so a round that pre-annotates raw text
