@@ -15,8 +15,9 @@ The choice is the tagger setting ``tag_source``: ``"auto"`` (default, the rule a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 from parsing.types import Parse, Sentence
 
@@ -113,3 +114,21 @@ def choose_tag_source(gold_dev: Sequence[Sentence], tagged_dev: Sequence[Sentenc
                 member: upos_accuracy(gold_dev, [member_upos(p) for p in member_parses])}
     chosen = member if setting == "auto" and accuracy[member] > accuracy["tagger"] else None
     return chosen, accuracy
+
+
+def tagging_summary(manifest: Mapping[str, Any]) -> dict[str, Any] | None:
+    """What a model directory's manifest says about the tags its members parse with, for a page:
+    ``{"source": NAME or "tagger", "dev_upos": {NAME: percent}}``, or None when no comparison was
+    made (gold tags, no dev split, or no self-tagging member).
+
+    Examples:
+        >>> tagging_summary({"tag_source": "biaffine", "dev_upos": {"tagger": 0.9284, "biaffine": 0.94123}})
+        {'source': 'biaffine', 'dev_upos': {'tagger': 92.84, 'biaffine': 94.12}}
+        >>> tagging_summary({"tags": "gold"}) is None
+        True
+    """
+    accuracy = manifest.get("dev_upos")
+    if not accuracy:
+        return None
+    return {"source": manifest.get("tag_source") or "tagger",
+            "dev_upos": {name: round(100 * float(value), 2) for name, value in accuracy.items()}}

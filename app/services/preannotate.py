@@ -48,6 +48,7 @@ from parsing.member_fit import MemberRunner
 from parsing.members import member_names, missing_requirement
 from parsing.pipeline import ModelBundle, TagMode, load_models, read_manifest, train_plan
 from parsing.plan import TrainingPlan
+from parsing.tag_source import tagging_summary
 from parsing.tagger.folds import FoldRunner
 from parsing.types import Parse
 from parsing.types import Sentence as ParsingSentence
@@ -346,10 +347,8 @@ def train_round(
     round_.self_training = dict(self_training) if self_training else None
     round_.annotated_tokens = data.annotated_tokens
     round_.evaluation, round_.held_out_ids = data.evaluation_source, list(data.held_out_ids)
-    if scores is not None and manifest.get("dev_upos"):  # whose UPOS the members parse with, and why
-        scores["tagging"] = {"source": manifest.get("tag_source") or "tagger",  # (parsing.tag_source)
-                             "dev_upos": {name: round(100 * float(value), 2)
-                                          for name, value in manifest["dev_upos"].items()}}
+    if scores is not None and (tagging := tagging_summary(manifest)):  # whose UPOS the members used
+        scores["tagging"] = tagging
     round_.scores = scores
     return TrainedRound(bundle, list(round_.weights), detector=detector)
 
