@@ -9,6 +9,7 @@ disagreement score, all by ``bo``, as a pre-annotation run would store them.
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 from typing import Any
 
@@ -135,6 +136,26 @@ KEY_TIME = """(key) => {
   return performance.now() - start;
 }"""
 """Milliseconds one key takes in the editor (``page.evaluate(KEY_TIME, "j")``)."""
+
+
+def key_times(page: Any, keys: tuple[str, ...], rounds: int) -> tuple[dict[str, float], dict[str, float]]:
+    """Press ``keys`` in turn ``rounds`` times: each key's ms in the least disturbed round, and its median.
+
+    The least disturbed round is the one whose slowest key was fastest: another process on a
+    shared machine (CI runs on one) or a garbage collection only ever adds time, so that round
+    shows the keys' own work (``timeit`` takes the fastest repeat for the same reason). A key
+    pressed twice in a round counts at its slower press. bench/long_sentences.py reports the
+    medians on a quiet machine.
+    """
+    runs: list[dict[str, float]] = []
+    for _ in range(rounds):
+        run: dict[str, float] = {}
+        for key in keys:
+            run[key] = max(run.get(key, 0.0), page.evaluate(KEY_TIME, key))
+        runs.append(run)
+    best = min(runs, key=lambda run: max(run.values()))
+    medians = {key: round(statistics.median(run[key] for run in runs), 1) for key in best}
+    return {key: round(value, 1) for key, value in best.items()}, medians
 
 
 def editor_state(page: Any) -> dict[str, Any]:
