@@ -160,10 +160,13 @@ def run_one(treebank: Path, mode: str, names: list[str], work: Path, stack_membe
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
 
     if mode == "predicted":
+        folds = bundle.manifest.get("member_folds")  # the members' training tags from the member's folds
+        fold_seconds = float(folds["seconds"]) if folds else 0.0
         right = sum(g == t for gold, seen in zip(test, test_in, strict=True)
                     for g, t in zip(gold.upos[1:], seen.upos[1:], strict=True))
         emit({"kind": "tagger", "parser": "tagger", "UPOS": round(100 * right / test_words, 2),
-              "source": bundle.tag_source or "tagger", "dev_upos": bundle.manifest.get("dev_upos")})
+              "source": bundle.tag_source or "tagger", "dev_upos": bundle.manifest.get("dev_upos"),
+              "member_folds": folds, "round_train_s": round(sum(seconds.values()) + fold_seconds, 1)})
     parsers = [bundle.parsers[name] for name in names]
     dev_parses, test_parses, member_seconds = [], [], []
     for name, parser in zip(names, parsers, strict=True):

@@ -24,6 +24,7 @@ it reads them (``tag_inputs=True``).
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -32,11 +33,12 @@ from typing import Any
 from parsing.base import BaseParser
 from parsing.bundle import ENSEMBLE_FILE, MANIFEST, ModelBundle, load_models, read_manifest
 from parsing.ensemble.registry import fit_ensemble, save_ensemble
-from parsing.member_fit import MemberJob, MemberRunner, fit_member
+from parsing.member_fit import Fitted, MemberJob, MemberRunner, fit_member
+from parsing.member_folds import FOLD_DIR, fold_jobs, jackknifed_upos, with_upos
 from parsing.members import MEMBERS, is_self_tagging
 from parsing.persist import load_model
 from parsing.plan import TagMode, TrainingPlan
-from parsing.tag_source import choose_tag_source, with_member_upos
+from parsing.tag_source import choose_tag_source, upos_accuracy, with_member_upos
 from parsing.tagger.folds import FoldRunner
 from parsing.types import Sentence
 
@@ -147,6 +149,8 @@ def train_plan(
     gold_train, gold_extra, gold_dev = list(train), dict(extra), list(dev or [])
     tagger_settings = dict(plan.tagger_settings)
     tag_setting = tagger_settings.pop("tag_source", "auto")
+    member_folds = int(tagger_settings.pop("member_folds", 0))
+    fold_seconds = tagger_settings.pop("member_fold_seconds", None)
     if tags == "predicted":
         from parsing.tagger.training import train_tagger
 
@@ -161,43 +165,47 @@ def train_plan(
         seconds["tagger"] = time.perf_counter() - started
     paths = {name: out / "parsers" / f"{name}.model" for name in chosen}
     previous = _warm_paths(plan.warm_from if plan.warm else None, tags, chosen)
-    continued: list[str] = []
     own_view = {name: views[i % len(views)] for i, name in enumerate(chosen)}  # jackknife seed by member
     for name in filter(is_self_tagging, chosen):  # it learns to tag: gold tags are its targets
         own_view[name], extra[name] = gold_train, gold_extra.get(name, [])
-    member_train = {name: [*own_view[name], *extra[name]] if extra.get(name) else own_view[name]
-                    for name in chosen}
-    member_jobs = [MemberJob(name, member_train[name], dev, paths[name], random_state,
-                             plan.member_params(name), previous.get(name))
-                   for name in chosen]
-    if member_runner is not None:
-        for done, (name, spent, warm) in enumerate(member_runner(member_jobs), start=1):
-            seconds[name] = spent
-            continued += [name] if warm else []
-            say(f"trained {name} in {spent:.1f}s", done / len(chosen))
-        continued = [name for name in chosen if name in continued]
-    else:
-        for done, job in enumerate(member_jobs):
-            say(f"training {job.name} ({done + 1} of {len(chosen)})", done / len(chosen))
-            _, seconds[job.name], warm = fit_member(job)
-            continued += [job.name] if warm else []
-        say("members trained", 1.0)
-    manifest: dict[str, Any] = {"tags": tags, "parsers": chosen, "train_sentences": len(train),
-                                "dev_sentences": len(dev or []), "train_seconds": seconds,
-                                "random_state": random_state}
+    source = next(filter(is_self_tagging, chosen), None)
+    compare = tags == "predicted" and source is not None and bool(dev)
+    folds = member_folds if compare and tag_setting == "auto" else 0
+    first = [source] if folds and source is not None else chosen  # with folds its tags come first
+
+    def jobs_for(names: Sequence[str], tuning: Sequence[Sentence] | None) -> list[MemberJob]:
+        return [MemberJob(name, [*own_view[name], *extra.get(name, [])], tuning, paths[name], random_state,
+                          plan.member_params(name), previous.get(name))
+                for name in names]
+
+    fit = _Fitting(member_runner, say, len(chosen), seconds)
+    fit.run(jobs_for(first, dev))
+    manifest: dict[str, Any] = {}
+    if compare and source is not None and dev:
+        say(f"comparing {source}'s tags with the tagger's on dev", fit.fraction())
+        own = load_model(paths[source], BaseParser).predict(dev)
+        chosen_source, manifest["dev_upos"] = choose_tag_source(gold_dev, dev, source, own, tag_setting)
+        if chosen_source is not None:  # the ensemble (and, with folds, the members) tuned on dev as parsed
+            manifest["tag_source"], dev = chosen_source, with_member_upos(dev, own)
+            if folds:
+                say(f"tagging the training trees with {folds} folds of {source}", fit.fraction())
+                views, manifest["member_folds"] = _member_fold_views(
+                    source, views, gold_train, dev, out, plan, fit, folds=folds, fold_seconds=fold_seconds)
+                train = views[0]
+                own_view.update({name: views[i % len(views)] for i, name in enumerate(chosen)
+                                 if not is_self_tagging(name)})
+    fit.run(jobs_for([name for name in chosen if name not in first], dev))
+    continued = [name for name in chosen if name in fit.continued]
+    say("members trained", 1.0)
+    manifest = {"tags": tags, "parsers": chosen, "train_sentences": len(train),
+                "dev_sentences": len(dev or []), "train_seconds": seconds,
+                "random_state": random_state, **manifest}
     if len(views) > 1:
         manifest["jackknife_seeds"] = {name: random_state + i % len(views) for i, name in enumerate(chosen)}
     if extra_train is not None:
         manifest["automatic_sentences"] = {name: len(extra[name]) for name in chosen}
     if plan.warm_from is not None:
         manifest["warm_from"], manifest["warm_members"] = plan.warm_from, continued
-    source = next(filter(is_self_tagging, chosen), None)
-    if tags == "predicted" and source is not None and dev:
-        say(f"comparing {source}'s tags with the tagger's on dev", 1.0)
-        own = load_model(paths[source], BaseParser).predict(dev)
-        chosen_source, manifest["dev_upos"] = choose_tag_source(gold_dev, dev, source, own, tag_setting)
-        if chosen_source is not None:  # the ensemble is fitted on dev as it will be parsed
-            manifest["tag_source"], dev = chosen_source, with_member_upos(dev, own)
     if ensemble:
         say(f"fitting the {ensemble} ensemble", 1.0)
         started = time.perf_counter()
@@ -212,6 +220,61 @@ def train_plan(
         manifest["plan"] = plan.to_json()
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
     return seconds
+
+
+class _Fitting:
+    """Fits batches of member jobs (with the round's runner, else here one by one), keeping the
+    seconds per member, the continued members and the progress over ``total`` members."""
+
+    def __init__(self, runner: MemberRunner | None, say: Progress, total: int,
+                 seconds: dict[str, float]) -> None:
+        self.runner, self.say, self.total, self.seconds = runner, say, total, seconds
+        self.done = 0
+        self.continued: set[str] = set()
+
+    def fraction(self) -> float:
+        return min(self.done / self.total, 1.0) if self.total else 1.0
+
+    def run(self, jobs: Sequence[MemberJob], *, count: bool = True) -> None:
+        """Fit ``jobs``; with ``count=False`` (fold models) neither their seconds nor progress count."""
+        if not jobs:
+            return
+        if self.runner is not None:
+            results = self.runner(jobs)
+        else:
+            results = (self._here(job) for job in jobs)
+        for name, spent, warm in results:
+            if not count:
+                continue
+            self.seconds[name] = spent
+            self.continued |= {name} if warm else set()
+            self.done += 1
+            self.say(f"trained {name} in {spent:.1f}s", self.fraction())
+
+    def _here(self, job: MemberJob) -> Fitted:
+        self.say(f"training {job.name} ({self.done + 1} of {self.total})", self.fraction())
+        return fit_member(job)
+
+
+def _member_fold_views(source: str, views: Sequence[list[Sentence]], gold_train: Sequence[Sentence],
+                       dev: Sequence[Sentence], out: Path, plan: TrainingPlan, fit: _Fitting, *,
+                       folds: int, fold_seconds: float | None) -> tuple[list[list[Sentence]], dict[str, Any]]:
+    """The tagger's training views with ``source``'s jackknifed UPOS (:mod:`parsing.member_folds`),
+    and what the manifest says of them (folds, seconds, training-tag UPOS accuracy of both)."""
+    started = time.perf_counter()
+    jobs, held_out = fold_jobs(source, gold_train, dev, out, folds=folds, random_state=plan.seed,
+                               params=plan.member_params(source), fold_seconds=fold_seconds)
+    try:
+        fit.run(jobs, count=False)
+        parses = [load_model(job.path, BaseParser).predict([gold_train[i] for i in indices])
+                  for job, indices in zip(jobs, held_out, strict=True)]
+    finally:
+        shutil.rmtree(out / FOLD_DIR, ignore_errors=True)
+    upos = jackknifed_upos(len(gold_train), held_out, parses)
+    info = {"folds": folds, "seconds": round(time.perf_counter() - started, 1),
+            "train_upos": {"tagger": upos_accuracy(gold_train, [s.upos for s in views[0]]),
+                           source: upos_accuracy(gold_train, upos)}}
+    return [with_upos(view, upos) for view in views], info
 
 
 def _warm_paths(warm_from: str | Path | None, tags: TagMode, names: Sequence[str]) -> dict[str, Path]:

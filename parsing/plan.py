@@ -43,10 +43,11 @@ TAG_MODES: tuple[str, ...] = ("gold", "predicted")
 PLAN_FORMAT = 1
 """Version of :meth:`TrainingPlan.to_json`'s layout (its ``"format"`` key)."""
 
-TAGGER_EXTRA_SETTINGS = ("jackknife_seeds", "tag_source")
+TAGGER_EXTRA_SETTINGS = ("jackknife_seeds", "tag_source", "member_folds", "member_fold_seconds")
 """Tagger settings that are not :class:`~parsing.tagger.model.Tagger` arguments
 (:func:`parsing.tagger.training.train_tagger` reads ``jackknife_seeds``;
-:func:`parsing.pipeline.train_plan` reads ``tag_source``, :mod:`parsing.tag_source`)."""
+:func:`parsing.pipeline.train_plan` reads ``tag_source`` (:mod:`parsing.tag_source`) and
+``member_folds``, ``member_fold_seconds`` (:mod:`parsing.member_folds`))."""
 
 _RUNTIME = ("member_runner", "fold_runner")
 """Fields that say how the work runs; left out of the JSON and of equality."""
@@ -176,6 +177,12 @@ class TrainingPlan:
                 from parsing.tag_source import check_tag_source
 
                 check_tag_source(self.tagger_settings["tag_source"])
+            from parsing.member_folds import check_fold_seconds, check_member_folds
+
+            if "member_folds" in self.tagger_settings:
+                check_member_folds(self.tagger_settings["member_folds"])
+            if "member_fold_seconds" in self.tagger_settings:
+                check_fold_seconds(self.tagger_settings["member_fold_seconds"])
         object.__setattr__(self, "tagger_settings", dict(self.tagger_settings))
 
     def _check_ensemble(self) -> None:

@@ -118,17 +118,32 @@ def choose_tag_source(gold_dev: Sequence[Sentence], tagged_dev: Sequence[Sentenc
 
 def tagging_summary(manifest: Mapping[str, Any]) -> dict[str, Any] | None:
     """What a model directory's manifest says about the tags its members parse with, for a page:
-    ``{"source": NAME or "tagger", "dev_upos": {NAME: percent}}``, or None when no comparison was
-    made (gold tags, no dev split, or no self-tagging member).
+    ``{"source": NAME or "tagger", "dev_upos": {NAME: percent}}``, plus, when the others trained on
+    the member's own jackknifed tags (:mod:`parsing.member_folds`), ``"member_folds": {"folds": k,
+    "seconds": s, "train_upos": {NAME: percent}}``; None when no comparison was made (gold tags, no
+    dev split, or no self-tagging member).
 
     Examples:
         >>> tagging_summary({"tag_source": "biaffine", "dev_upos": {"tagger": 0.9284, "biaffine": 0.94123}})
         {'source': 'biaffine', 'dev_upos': {'tagger': 92.84, 'biaffine': 94.12}}
+        >>> folds = {"folds": 3, "seconds": 61.0, "train_upos": {"tagger": 0.9, "biaffine": 0.93}}
+        >>> tagging_summary({"tag_source": "biaffine", "dev_upos": {"tagger": 0.9, "biaffine": 0.95},
+        ...                  "member_folds": folds})["member_folds"]
+        {'folds': 3, 'seconds': 61.0, 'train_upos': {'tagger': 90.0, 'biaffine': 93.0}}
         >>> tagging_summary({"tags": "gold"}) is None
         True
     """
     accuracy = manifest.get("dev_upos")
     if not accuracy:
         return None
-    return {"source": manifest.get("tag_source") or "tagger",
-            "dev_upos": {name: round(100 * float(value), 2) for name, value in accuracy.items()}}
+    source = manifest.get("tag_source") or "tagger"
+    summary: dict[str, Any] = {"source": source, "dev_upos": _percent(accuracy)}
+    folds = manifest.get("member_folds")
+    if folds:
+        summary["member_folds"] = {"folds": int(folds["folds"]), "seconds": float(folds["seconds"]),
+                                   "train_upos": _percent(folds["train_upos"])}
+    return summary
+
+
+def _percent(accuracy: Mapping[str, Any]) -> dict[str, float]:
+    return {name: round(100 * float(value), 2) for name, value in accuracy.items()}

@@ -103,7 +103,9 @@ def queue_runner(app: Flask, session: DbSession, parent: Job, data_dir: Path,
         return None
 
     def run(jobs: Sequence[MemberJob]) -> Iterator[Fitted]:
-        specs = [(job.name, member_job_to_json(job)) for job in jobs]
+        # labelled by the model file ("biaffine", "biaffine-0"): a round's fold copies of a member
+        # (parsing.member_folds) share its name, and each piece needs its own spec file
+        specs = [(job.path.stem, member_job_to_json(job)) for job in jobs]
         for result in _fan_out(app, session, parent, data_dir, MEMBER_KIND, specs, progress):
             yield str(result["member"]), float(result["seconds"]), bool(result["warm"])
     return run

@@ -212,6 +212,36 @@ def test_a_worker_fits_the_neural_member_as_a_job_of_its_own(
     assert done.result is not None and done.result["parsed"] == 10
 
 
+def test_two_workers_fit_the_neural_members_folds_as_pieces_of_their_own(
+    app: Flask, logged_in: FlaskClient, sqlite_queue: None, pool: WorkerPool, treebank_id: int, fast: Path
+) -> None:
+    """With ``member_folds`` (:mod:`parsing.member_folds`) and the neural member tagging dev better
+    (a tagger without features here), its fold copies are queued as pieces of their own, each with
+    its own spec, and the round records them."""
+    pytest.importorskip("torch")
+    from tests.parsing.biaffine_data import TINY
+
+    pool.start(workers=2, MEMBER_PARAMS={
+        **FAST_MEMBER_PARAMS, "tagger": {"max_iter": 1, "min_feature_count": 10**6, "member_folds": 2},
+        "biaffine": {**TINY, "max_epochs": 15, "max_seconds": 60.0}})
+    response = logged_in.post(f"/api/treebanks/{treebank_id}/preannotate",
+                              json={"parsers": "graph1,biaffine", "tags": "predicted"})
+    assert response.status_code == 202, response.get_json()
+    done = wait_for_job(app, response.get_json()["job"]["id"], lambda j: j.state in ("done", "failed"))
+    assert done.state == "done", done.error
+    with app.app_context():
+        pieces = sorted(job.params["member"] for job in db.session.scalars(
+            select(Job).where(Job.kind == "train_member", Job.state == "done")))
+        specs = {job.params["spec"] for job in db.session.scalars(
+            select(Job).where(Job.kind == "train_member"))}
+        db.session.remove()
+    assert pieces == ["biaffine", "biaffine-0", "biaffine-1", "graph1"] and len(specs) == 4
+    (round_,) = rounds(app)
+    tagging = (round_.scores or {})["tagging"]
+    assert tagging["source"] == "biaffine" and tagging["member_folds"]["folds"] == 2, tagging
+    assert not any("member-folds" in name for name in round_.checksums or {})  # the fold models are gone
+
+
 def wait_until_training(app: Flask, job_id: int) -> None:
     wait_for_job(app, job_id, lambda j: j.state == "running" and j.message.startswith("training graph1"))
 

@@ -171,3 +171,47 @@ def test_a_predicted_tag_round_says_whose_upos_the_members_parse_with(
     assert "the members parse with the better one's tags" in (line.get_attribute("title") or "")
     line.scroll_into_view_if_needed()
     shutil.copyfile(screenshot(page, "rounds-tag-source"), "/tmp/rounds-tag-source.png")
+
+
+def test_a_round_trained_on_the_members_own_folds_says_so(
+        ui: Any, live_app: Flask, screenshot: Shot, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the tagger setting ``member_folds`` (:mod:`parsing.member_folds`) and the neural member
+    tagging dev better (a tagger without features here), the other members train on its jackknifed UPOS:
+    the rounds page says from how many folds, with both training-tag accuracies."""
+    pytest.importorskip("torch")
+    from app.models import User
+    from app.services.demo import demo_file
+    from app.services.imports import import_conllu
+    from app.services.preannotate import FAST_MEMBER_PARAMS
+    from parsing.conllu_io import decode_utf8, format_conllu, parse_conllu
+    from tests.parsing.biaffine_data import TINY
+
+    monkeypatch.setitem(live_app.config, "MEMBER_PARAMS", {
+        **FAST_MEMBER_PARAMS, "tagger": {"max_iter": 1, "min_feature_count": 10**6, "member_folds": 2},
+        "biaffine": {**TINY, "max_epochs": 40, "max_seconds": 60.0}})
+    page = ui
+    treebank_id = import_rounds_demo(live_app, "member folds demo")
+    source = demo_file()
+    sentences = parse_conllu(decode_utf8(source.read_bytes(), source=source.name), source=source.name)
+    with live_app.app_context():
+        ana = db.session.scalars(select(User).where(User.username == "ana")).one()
+        import_conllu(db.session, data=format_conllu(sentences[50:62]).encode(), filename="dev.conllu",
+                      treebank_name="member folds demo", split="dev", user=ana)
+        db.session.commit()
+    run_round(page, treebank_id, ["graph1", "biaffine"], tags="predicted")
+    with live_app.app_context():
+        round_ = db.session.scalars(select(TrainingRound)
+                                    .where(TrainingRound.treebank_id == treebank_id)).one()
+        tagging = (round_.scores or {})["tagging"]
+    assert tagging["source"] == "biaffine", tagging  # the featureless tagger loses on dev
+    folds = tagging["member_folds"]
+    assert folds["folds"] == 2 and set(folds["train_upos"]) == {"tagger", "biaffine"}
+    page.goto(f"/treebanks/{treebank_id}/rounds")
+    line = page.locator("#rounds tbody tr").first.locator("td.members .member-folds")
+    text = line.inner_text()
+    assert text.startswith("trained on 2-fold biaffine tags (train "), text
+    for name, value in folds["train_upos"].items():
+        assert f"{name} {value:.1f}" in text, text
+    assert "each trained without the trees it tagged" in (line.get_attribute("title") or "")
+    line.scroll_into_view_if_needed()
+    shutil.copyfile(screenshot(page, "rounds-member-folds"), "/tmp/rounds-member-folds.png")
