@@ -17,7 +17,6 @@ time and LAS.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -111,18 +110,3 @@ def jackknifed_upos(n_sentences: int, held_out: Sequence[Sequence[int]],
     if missing:
         raise ValueError(f"no fold tagged sentence {missing[0]} ({len(missing)} untagged)")
     return [value for value in tags if value is not None]
-
-
-def with_upos(view: Sequence[Sentence], upos: Sequence[Sequence[str]]) -> list[Sentence]:
-    """Copies of ``view`` (the tagger's jackknifed training sentences) with ``upos`` in place of
-    their UPOS; every other column is kept.
-
-    Raises:
-        ValueError: a sentence and its tags differ in length.
-    """
-    out = []
-    for number, (sentence, tags) in enumerate(zip(view, upos, strict=True), start=1):
-        if len(tags) != len(sentence.upos):
-            raise ValueError(f"training sentence {number}: {len(tags) - 1} tags for {len(sentence)} words")
-        out.append(replace(sentence, upos=list(tags)))
-    return out

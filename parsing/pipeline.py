@@ -34,11 +34,11 @@ from parsing.base import BaseParser
 from parsing.bundle import ENSEMBLE_FILE, MANIFEST, ModelBundle, load_models, read_manifest
 from parsing.ensemble.registry import fit_ensemble, save_ensemble
 from parsing.member_fit import Fitted, MemberJob, MemberRunner, fit_member
-from parsing.member_folds import FOLD_DIR, fold_jobs, jackknifed_upos, with_upos
+from parsing.member_folds import FOLD_DIR, fold_jobs, jackknifed_upos
 from parsing.members import MEMBERS, is_self_tagging
 from parsing.persist import load_model
 from parsing.plan import TagMode, TrainingPlan
-from parsing.tag_source import choose_tag_source, upos_accuracy, with_member_upos
+from parsing.tag_source import choose_tag_source, upos_accuracy, with_member_upos, with_upos
 from parsing.tagger.folds import FoldRunner
 from parsing.types import Sentence
 

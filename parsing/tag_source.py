@@ -65,12 +65,27 @@ def with_member_upos(sentences: Sequence[Sentence], parses: Sequence[Parse]) -> 
     """
     if len(parses) != len(sentences):
         raise ValueError(f"{len(parses)} parses for {len(sentences)} sentences")
-    out = []
     for number, (sentence, parse) in enumerate(zip(sentences, parses, strict=True), start=1):
         if len(parse) != len(sentence):
             raise ValueError(f"sentence {number}: the parse has {len(parse)} words, "
                              f"the sentence {len(sentence)}")
-        out.append(replace(sentence, upos=member_upos(parse)))
+    return with_upos(sentences, [member_upos(parse) for parse in parses])
+
+
+def with_upos(sentences: Sequence[Sentence], upos: Sequence[Sequence[str]]) -> list[Sentence]:
+    """Copies of ``sentences`` with ``upos`` (one ``n+1`` list per sentence, ROOT first) in place of
+    their UPOS; every other column is kept.
+
+    Raises:
+        ValueError: another number of tag lists, or a sentence and its tags of different lengths.
+    """
+    if len(upos) != len(sentences):
+        raise ValueError(f"{len(upos)} tag lists for {len(sentences)} sentences")
+    out = []
+    for number, (sentence, tags) in enumerate(zip(sentences, upos, strict=True), start=1):
+        if len(tags) != len(sentence.upos):
+            raise ValueError(f"sentence {number}: {len(tags) - 1} tags for {len(sentence)} words")
+        out.append(replace(sentence, upos=list(tags)))
     return out
 
 

@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from parsing.member_folds import FOLD_DIR, fold_jobs, jackknifed_upos, with_upos
+from parsing.member_folds import FOLD_DIR, fold_jobs, jackknifed_upos
 from parsing.plan import TrainingPlan
-from parsing.tag_source import upos_accuracy
+from parsing.tag_source import upos_accuracy, with_upos
 from parsing.types import Parse, Sentence
 from tests.parsing.biaffine_data import TINY, short_sentences
 
@@ -28,7 +28,8 @@ def test_the_plan_refuses_bad_fold_settings_before_training() -> None:
     assert plan.tagger_settings == {"member_folds": 3, "member_fold_seconds": 60}
     for bad in (1, -2, 2.5, "3", True):
         with pytest.raises(ValueError, match="member_folds is 0 \\(off\\) or a number of folds >= 2"):
-            TrainingPlan.from_options(names=["graph1"], tags="predicted", params={"tagger": {"member_folds": bad}})
+            TrainingPlan.from_options(names=["graph1"], tags="predicted",
+                                      params={"tagger": {"member_folds": bad}})
     with pytest.raises(ValueError, match="member_fold_seconds is a positive number"):
         TrainingPlan.from_options(names=["graph1"], tags="predicted",
                                   params={"tagger": {"member_fold_seconds": 0}})
@@ -58,7 +59,7 @@ def test_jackknifed_tags_come_from_the_fold_that_held_each_sentence_out() -> Non
         jackknifed_upos(1, [[0]], [[_tagged(["A"]), _tagged(["B"])]])
     sentence = Sentence.from_words(["a", "b"], heads=[0, 1], upos=["X", "X"])
     assert with_upos([sentence], [["<ROOT>", "N", "V"]])[0].upos == ["<ROOT>", "N", "V"]
-    with pytest.raises(ValueError, match="training sentence 1: 1 tags for 2 words"):
+    with pytest.raises(ValueError, match="sentence 1: 1 tags for 2 words"):
         with_upos([sentence], [["<ROOT>", "N"]])
 
 
