@@ -41,8 +41,8 @@ def feature_members(rows: dict[tuple[str, str], Row], treebank: str) -> list[Row
 def table(tagger: dict[tuple[str, str], Row], chosen: dict[tuple[str, str], Row], methods: list[str]) -> str:
     """The markdown table and the mean changes."""
     treebanks = sorted({bank for bank, _ in chosen} & {bank for bank, _ in tagger})
-    head = ["treebank", "dev UPOS tagger / biaffine", "source", "test UPOS", "feature members (mean LAS)",
-            *[f"{method} LAS" for method in methods]]
+    head = ["treebank", "dev UPOS tagger / biaffine (/ combined)", "source", "test UPOS",
+            "feature members (mean LAS)", *[f"{method} LAS" for method in methods]]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     deltas: dict[str, list[float]] = {"upos": [], "members": [], **{m: [] for m in methods}}
     for bank in treebanks:

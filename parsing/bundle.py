@@ -45,6 +45,9 @@ class ModelBundle:
     to parse with the tagger's tags."""
     tag_member: BaseParser | None = None
     """The :attr:`tag_source` member (loaded even when it is not among :attr:`parsers`)."""
+    upos_threshold: float = 0.0
+    """The :attr:`tag_source` member's UPOS is taken where its probability is at least this, the
+    tagger's elsewhere (the manifest's ``"upos_threshold"``; 0.0 for models trained before it)."""
 
     def prepare(self, sentences: Sequence[Sentence], tags: TagMode | None = None) -> list[Sentence]:
         """The sentences as the parsers will see them: with predicted UPOS when ``tags``
@@ -75,7 +78,7 @@ class ModelBundle:
             own = list(known[self.tag_source])
         else:
             own = self.tag_member.predict(tagged)
-        return with_member_upos(tagged, own), {self.tag_source: own}
+        return with_member_upos(tagged, own, self.upos_threshold), {self.tag_source: own}
 
     def parse(self, sentences: Sequence[Sentence], names: Sequence[str] | None = None,
               *, tags: TagMode | None = None, jobs: int = 1,
@@ -234,6 +237,7 @@ def load_models(model_dir: str | Path, names: Sequence[str] | None = None) -> Mo
     source = manifest.get("tag_source")
     if tagger is not None and isinstance(source, str):
         bundle.tag_source = source
+        bundle.upos_threshold = float(manifest.get("upos_threshold", 0.0))
         bundle.tag_member = (parsers.get(source)
                              or load_model(root / "parsers" / f"{source}.model", BaseParser))
     described = manifest.get("ensemble")

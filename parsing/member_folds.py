@@ -5,7 +5,8 @@ parse its UPOS but, by default, train on the tagger's jackknifed UPOS: tags of a
 (another error profile, usually more errors) than they meet in use. With the tagger setting
 ``member_folds = k`` (``k >= 2``) the round jackknifes the member instead: ``k`` copies of it,
 each trained on the gold trees of the other folds, tag their held-out fold, and the other members
-train on those UPOS (every other column stays the tagger's). Ten neural fits do not fit a round
+train on those UPOS (where the member is sure enough, as the round's threshold says; every other
+column stays the tagger's). Ten neural fits do not fit a round
 on two cores, hence few folds, and ``member_fold_seconds`` caps each fold's training time (a
 smaller, faster tagger for the folds).
 
@@ -24,7 +25,6 @@ import numpy as np
 
 from parsing.jackknife import fold_assignment
 from parsing.member_fit import MemberJob
-from parsing.tag_source import member_upos
 from parsing.types import Parse, Sentence
 
 FOLD_DIR = "member-folds"
@@ -82,9 +82,9 @@ def fold_jobs(name: str, gold_train: Sequence[Sentence], dev: Sequence[Sentence]
     return jobs, held_out
 
 
-def jackknifed_upos(n_sentences: int, held_out: Sequence[Sequence[int]],
-                    fold_parses: Sequence[Sequence[Parse]]) -> list[list[str]]:
-    """Each training sentence's UPOS (``n+1`` tags, ROOT first) from the fold model that held it out.
+def jackknifed_parses(n_sentences: int, held_out: Sequence[Sequence[int]],
+                     fold_parses: Sequence[Sequence[Parse]]) -> list[Parse]:
+    """Each training sentence's parse by the fold model that held it out, in training order.
 
     ``fold_parses[f]`` are fold ``f``'s model's parses of its held-out sentences, in the order of
     ``held_out[f]``.
@@ -95,18 +95,18 @@ def jackknifed_upos(n_sentences: int, held_out: Sequence[Sequence[int]],
 
     Examples:
         >>> p = lambda tag: Parse(np.array([-1, 0]), ["", "root"], extras={"upos": ["<ROOT>", tag]})
-        >>> jackknifed_upos(3, [[0, 2], [1]], [[p("A"), p("C")], [p("B")]])
-        [['<ROOT>', 'A'], ['<ROOT>', 'B'], ['<ROOT>', 'C']]
+        >>> [q.extras["upos"][1] for q in jackknifed_parses(3, [[0, 2], [1]], [[p("A"), p("C")], [p("B")]])]
+        ['A', 'B', 'C']
     """
-    tags: list[list[str] | None] = [None] * n_sentences
-    for fold, (indices, parses) in enumerate(zip(held_out, fold_parses, strict=True)):
-        if len(indices) != len(parses):
-            raise ValueError(f"fold {fold}: {len(parses)} parses for {len(indices)} sentences")
-        for index, parse in zip(indices, parses, strict=True):
-            if tags[index] is not None:
+    parses: list[Parse | None] = [None] * n_sentences
+    for fold, (indices, found) in enumerate(zip(held_out, fold_parses, strict=True)):
+        if len(indices) != len(found):
+            raise ValueError(f"fold {fold}: {len(found)} parses for {len(indices)} sentences")
+        for index, parse in zip(indices, found, strict=True):
+            if parses[index] is not None:
                 raise ValueError(f"sentence {index + 1} is in more than one fold")
-            tags[index] = member_upos(parse)
-    missing = [i + 1 for i, value in enumerate(tags) if value is None]
+            parses[index] = parse
+    missing = [i + 1 for i, value in enumerate(parses) if value is None]
     if missing:
         raise ValueError(f"no fold tagged sentence {missing[0]} ({len(missing)} untagged)")
-    return [value for value in tags if value is not None]
+    return [parse for parse in parses if parse is not None]

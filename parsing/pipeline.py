@@ -34,11 +34,11 @@ from parsing.base import BaseParser
 from parsing.bundle import ENSEMBLE_FILE, MANIFEST, ModelBundle, load_models, read_manifest
 from parsing.ensemble.registry import fit_ensemble, save_ensemble
 from parsing.member_fit import Fitted, MemberJob, MemberRunner, fit_member
-from parsing.member_folds import FOLD_DIR, fold_jobs, jackknifed_upos
+from parsing.member_folds import FOLD_DIR, fold_jobs, jackknifed_parses
 from parsing.members import MEMBERS, is_self_tagging
 from parsing.persist import load_model
 from parsing.plan import TagMode, TrainingPlan
-from parsing.tag_source import choose_tag_source, upos_accuracy, with_member_upos, with_upos
+from parsing.tag_source import choose_tag_source, upos_accuracy, with_member_upos
 from parsing.tagger.folds import FoldRunner
 from parsing.types import Sentence
 
@@ -184,13 +184,16 @@ def train_plan(
     if compare and source is not None and dev:
         say(f"comparing {source}'s tags with the tagger's on dev", fit.fraction())
         own = load_model(paths[source], BaseParser).predict(dev)
-        chosen_source, manifest["dev_upos"] = choose_tag_source(gold_dev, dev, source, own, tag_setting)
-        if chosen_source is not None:  # the ensemble (and, with folds, the members) tuned on dev as parsed
-            manifest["tag_source"], dev = chosen_source, with_member_upos(dev, own)
+        choice = choose_tag_source(gold_dev, dev, source, own, tag_setting)
+        manifest["dev_upos"] = choice.dev_upos
+        if choice.source is not None:  # the ensemble (and, with folds, the members) tuned on dev as parsed
+            manifest["tag_source"], manifest["upos_threshold"] = choice.source, choice.threshold
+            dev = with_member_upos(dev, own, choice.threshold)
             if folds:
                 say(f"tagging the training trees with {folds} folds of {source}", fit.fraction())
                 views, manifest["member_folds"] = _member_fold_views(
-                    source, views, gold_train, dev, out, plan, fit, folds=folds, fold_seconds=fold_seconds)
+                    source, views, gold_train, dev, out, plan, fit, folds=folds, fold_seconds=fold_seconds,
+                    threshold=choice.threshold)
                 train = views[0]
                 own_view.update({name: views[i % len(views)] for i, name in enumerate(chosen)
                                  if not is_self_tagging(name)})
@@ -258,9 +261,11 @@ class _Fitting:
 
 def _member_fold_views(source: str, views: Sequence[list[Sentence]], gold_train: Sequence[Sentence],
                        dev: Sequence[Sentence], out: Path, plan: TrainingPlan, fit: _Fitting, *,
-                       folds: int, fold_seconds: float | None) -> tuple[list[list[Sentence]], dict[str, Any]]:
-    """The tagger's training views with ``source``'s jackknifed UPOS (:mod:`parsing.member_folds`),
-    and what the manifest says of them (folds, seconds, training-tag UPOS accuracy of both)."""
+                       folds: int, fold_seconds: float | None,
+                       threshold: float) -> tuple[list[list[Sentence]], dict[str, Any]]:
+    """The tagger's training views with ``source``'s jackknifed UPOS where it is ``threshold`` sure
+    (:mod:`parsing.member_folds`), and what the manifest says of them (folds, seconds, training-tag
+    UPOS accuracy of the tagger's and of these)."""
     started = time.perf_counter()
     jobs, held_out = fold_jobs(source, gold_train, dev, out, folds=folds, random_state=plan.seed,
                                params=plan.member_params(source), fold_seconds=fold_seconds)
@@ -270,11 +275,12 @@ def _member_fold_views(source: str, views: Sequence[list[Sentence]], gold_train:
                   for job, indices in zip(jobs, held_out, strict=True)]
     finally:
         shutil.rmtree(out / FOLD_DIR, ignore_errors=True)
-    upos = jackknifed_upos(len(gold_train), held_out, parses)
+    own = jackknifed_parses(len(gold_train), held_out, parses)
+    tagged = [with_member_upos(view, own, threshold) for view in views]
     info = {"folds": folds, "seconds": round(time.perf_counter() - started, 1),
             "train_upos": {"tagger": upos_accuracy(gold_train, [s.upos for s in views[0]]),
-                           source: upos_accuracy(gold_train, upos)}}
-    return [with_upos(view, upos) for view in views], info
+                           source: upos_accuracy(gold_train, [s.upos for s in tagged[0]])}}
+    return tagged, info
 
 
 def _warm_paths(warm_from: str | Path | None, tags: TagMode, names: Sequence[str]) -> dict[str, Path]:

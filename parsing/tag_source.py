@@ -9,6 +9,11 @@ columns, if it predicts any), then the member's UPOS in place of the tagger's
 (:func:`with_member_upos`). The member's own parse of those sentences is the one it would give
 anyway (it reads forms, not tags), so it is parsed once.
 
+Word by word the two can be combined: the member's UPOS where its probability (``extras["upos_p"]``)
+is at least a threshold, the tagger's elsewhere. :func:`choose_tag_source` picks the threshold
+among :data:`THRESHOLDS` by dev accuracy (0: the member's everywhere) and chooses the member only
+when that beats the tagger on dev; the manifest keeps it (``"upos_threshold"``).
+
 The choice is the tagger setting ``tag_source``: ``"auto"`` (default, the rule above) or
 ``"tagger"`` (always the tagger).
 """
@@ -17,12 +22,29 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from parsing.types import Parse, Sentence
 
 TAG_SOURCES: tuple[str, ...] = ("auto", "tagger")
 """The values of the tagger setting ``tag_source``."""
+
+THRESHOLDS: tuple[float, ...] = (0.0, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.88, 0.9, 0.92, 0.95, 0.98)
+"""The member's UPOS probabilities at or above which its tag is taken, tried on dev (0: always)."""
+
+COMBINED = "combined"
+"""The key of the combined tags' dev accuracy in :attr:`TagChoice.dev_upos`."""
+
+
+class TagChoice(NamedTuple):
+    """What :func:`choose_tag_source` decided."""
+
+    source: str | None
+    """The member whose UPOS the others parse with, or None (the tagger's)."""
+    dev_upos: dict[str, float]
+    """Dev UPOS accuracy (0..1) of ``"tagger"``, of the member alone and of :data:`COMBINED`."""
+    threshold: float
+    """The member's tag is taken where its probability is at least this (0.0: everywhere)."""
 
 
 def check_tag_source(value: object) -> str:
@@ -48,9 +70,29 @@ def member_upos(parse: Parse) -> list[str]:
     return [str(tag) for tag in tags]
 
 
-def with_member_upos(sentences: Sequence[Sentence], parses: Sequence[Parse]) -> list[Sentence]:
-    """Copies of ``sentences`` whose UPOS is the member's (``parses``, one per sentence); every
-    other column is kept.
+def combined_upos(tagged: Sentence, parse: Parse, threshold: float = 0.0) -> list[str]:
+    """The member's UPOS where its probability is at least ``threshold``, ``tagged``'s elsewhere
+    (``n+1`` tags, ROOT first). A parse without probabilities (``extras["upos_p"]``) counts as sure.
+
+    Examples:
+        >>> import numpy as np
+        >>> s = Sentence.from_words(["a", "b"], heads=[0, 1], upos=["X", "Y"])
+        >>> p = Parse(np.array([-1, 0, 1]), ["", "root", "dep"],
+        ...           extras={"upos": ["<ROOT>", "NOUN", "VERB"], "upos_p": [float("nan"), 0.95, 0.6]})
+        >>> combined_upos(s, p, 0.9), combined_upos(s, p)
+        (['<ROOT>', 'NOUN', 'Y'], ['<ROOT>', 'NOUN', 'VERB'])
+    """
+    own = member_upos(parse)
+    sure = parse.extras.get("upos_p")
+    if threshold <= 0.0 or not isinstance(sure, list):
+        return own
+    return [own[d] if d == 0 or sure[d] >= threshold else tagged.upos[d] for d in range(len(own))]
+
+
+def with_member_upos(sentences: Sequence[Sentence], parses: Sequence[Parse],
+                     threshold: float = 0.0) -> list[Sentence]:
+    """Copies of ``sentences`` whose UPOS is the member's (``parses``, one per sentence) where it is
+    at least ``threshold`` sure (:func:`combined_upos`); every other column is kept.
 
     Raises:
         ValueError: a parse of another length, or one without tags of its own.
@@ -69,7 +111,8 @@ def with_member_upos(sentences: Sequence[Sentence], parses: Sequence[Parse]) -> 
         if len(parse) != len(sentence):
             raise ValueError(f"sentence {number}: the parse has {len(parse)} words, "
                              f"the sentence {len(sentence)}")
-    return with_upos(sentences, [member_upos(parse) for parse in parses])
+    return with_upos(sentences, [combined_upos(sentence, parse, threshold)
+                                 for sentence, parse in zip(sentences, parses, strict=True)])
 
 
 def with_upos(sentences: Sequence[Sentence], upos: Sequence[Sequence[str]]) -> list[Sentence]:
@@ -106,41 +149,52 @@ def upos_accuracy(gold: Sequence[Sentence], tags: Sequence[Sequence[str]]) -> fl
 
 
 def choose_tag_source(gold_dev: Sequence[Sentence], tagged_dev: Sequence[Sentence], member: str,
-                      member_parses: Sequence[Parse], setting: str = "auto"
-                      ) -> tuple[str | None, dict[str, float]]:
-    """Whether ``member`` tags for the others: ``(member or None, dev UPOS accuracy by source)``.
+                      member_parses: Sequence[Parse], setting: str = "auto") -> TagChoice:
+    """Whether ``member`` tags for the others, and where it is sure enough to.
 
     ``tagged_dev``: dev as the tagger tags it; ``member_parses``: the member's parses of dev.
-    With ``setting="auto"`` the member is chosen when its dev UPOS is strictly higher than the
-    tagger's; with ``"tagger"`` never (the accuracies are still returned).
+    Every threshold of :data:`THRESHOLDS` combines the two (:func:`combined_upos`); the best on dev
+    (the lowest of equals) is kept, and with ``setting="auto"`` the member is chosen when that
+    combination's dev UPOS is strictly higher than the tagger's; with ``"tagger"`` never (the
+    accuracies are still returned).
 
     Examples:
         >>> import numpy as np
         >>> gold = [Sentence.from_words(["a", "b"], heads=[0, 1], upos=["NOUN", "VERB"])]
         >>> tagged = [Sentence.from_words(["a", "b"], heads=[0, 1], upos=["NOUN", "NOUN"])]
         >>> p = Parse(np.array([-1, 0, 1]), ["", "root", "dep"], extras={"upos": ["<ROOT>", "NOUN", "VERB"]})
-        >>> choose_tag_source(gold, tagged, "biaffine", [p])
-        ('biaffine', {'tagger': 0.5, 'biaffine': 1.0})
-        >>> choose_tag_source(gold, tagged, "biaffine", [p], "tagger")[0] is None
+        >>> choice = choose_tag_source(gold, tagged, "biaffine", [p])
+        >>> choice.source, choice.dev_upos, choice.threshold
+        ('biaffine', {'tagger': 0.5, 'biaffine': 1.0, 'combined': 1.0}, 0.0)
+        >>> choose_tag_source(gold, tagged, "biaffine", [p], "tagger").source is None
         True
     """
     check_tag_source(setting)
-    accuracy = {"tagger": upos_accuracy(gold_dev, [s.upos for s in tagged_dev]),
-                member: upos_accuracy(gold_dev, [member_upos(p) for p in member_parses])}
-    chosen = member if setting == "auto" and accuracy[member] > accuracy["tagger"] else None
-    return chosen, accuracy
+
+    def accuracy(threshold: float) -> float:
+        return upos_accuracy(gold_dev, [combined_upos(t, p, threshold)
+                                        for t, p in zip(tagged_dev, member_parses, strict=True)])
+
+    tried = {threshold: accuracy(threshold) for threshold in THRESHOLDS}
+    threshold = max(THRESHOLDS, key=lambda value: (tried[value], -value))
+    dev_upos = {"tagger": upos_accuracy(gold_dev, [s.upos for s in tagged_dev]), member: tried[0.0],
+                COMBINED: tried[threshold]}
+    chosen = member if setting == "auto" and dev_upos[COMBINED] > dev_upos["tagger"] else None
+    return TagChoice(chosen, dev_upos, threshold)
 
 
 def tagging_summary(manifest: Mapping[str, Any]) -> dict[str, Any] | None:
     """What a model directory's manifest says about the tags its members parse with, for a page:
-    ``{"source": NAME or "tagger", "dev_upos": {NAME: percent}}``, plus, when the others trained on
-    the member's own jackknifed tags (:mod:`parsing.member_folds`), ``"member_folds": {"folds": k,
-    "seconds": s, "train_upos": {NAME: percent}}``; None when no comparison was made (gold tags, no
-    dev split, or no self-tagging member).
+    ``{"source": NAME or "tagger", "dev_upos": {NAME: percent}}`` (with a member as the source,
+    also ``"threshold"``: its tags are taken where it is that sure, the tagger's elsewhere), plus,
+    when the others trained on the member's own jackknifed tags (:mod:`parsing.member_folds`),
+    ``"member_folds": {"folds": k, "seconds": s, "train_upos": {NAME: percent}}``; None when no
+    comparison was made (gold tags, no dev split, or no self-tagging member).
 
     Examples:
-        >>> tagging_summary({"tag_source": "biaffine", "dev_upos": {"tagger": 0.9284, "biaffine": 0.94123}})
-        {'source': 'biaffine', 'dev_upos': {'tagger': 92.84, 'biaffine': 94.12}}
+        >>> tagging_summary({"tag_source": "biaffine", "dev_upos": {"tagger": 0.9284, "biaffine": 0.94123},
+        ...                  "upos_threshold": 0.9})
+        {'source': 'biaffine', 'dev_upos': {'tagger': 92.84, 'biaffine': 94.12}, 'threshold': 0.9}
         >>> folds = {"folds": 3, "seconds": 61.0, "train_upos": {"tagger": 0.9, "biaffine": 0.93}}
         >>> tagging_summary({"tag_source": "biaffine", "dev_upos": {"tagger": 0.9, "biaffine": 0.95},
         ...                  "member_folds": folds})["member_folds"]
@@ -153,6 +207,8 @@ def tagging_summary(manifest: Mapping[str, Any]) -> dict[str, Any] | None:
         return None
     source = manifest.get("tag_source") or "tagger"
     summary: dict[str, Any] = {"source": source, "dev_upos": _percent(accuracy)}
+    if manifest.get("tag_source"):
+        summary["threshold"] = float(manifest.get("upos_threshold", 0.0))
     folds = manifest.get("member_folds")
     if folds:
         summary["member_folds"] = {"folds": int(folds["folds"]), "seconds": float(folds["seconds"]),

@@ -54,7 +54,8 @@ def decode_batch(network: JointNetwork, vocabularies: Mapping[str, Vocabulary], 
 
     ``own_tags``: the network parsed from its own tags (not the input's), so its UPOS goes into
     ``Parse.upos`` and ``extras["own_tags"]`` is True; otherwise ``Parse.upos`` stays None (the
-    input's tags are the ones parsed with) and the predicted UPOS is ``extras["upos"]``.
+    input's tags are the ones parsed with) and the predicted UPOS is ``extras["upos"]``, with
+    ``extras["upos_p"]`` its probability (``n+1`` floats, 1.0 at ROOT).
     ``contextual``: the pretrained encoder whose vectors the network reads, if any. A revealing
     network (``config.reveal_dim``) also reads the forced arcs and labels as inputs."""
     network.eval()
@@ -73,8 +74,10 @@ def decode_batch(network: JointNetwork, vocabularies: Mapping[str, Vocabulary], 
             trees.append(heads)
             chosen[b, 1:size] = torch.from_numpy(heads[1:].astype(np.int64)).to(device)
         labels = _labels(network.label_scores(states, chosen), chosen, vocabularies["deprels"])
-        tags = {name: _best(logits).cpu().numpy()
-                for name, logits in network.tag_logits(states, chars).items()}
+        tag_logits = network.tag_logits(states, chars)
+        tags = {name: _best(logits).cpu().numpy() for name, logits in tag_logits.items()}
+        upos_p = torch.softmax(tag_logits["upos"].float(), dim=-1).gather(
+            -1, torch.from_numpy(tags["upos"]).to(device).unsqueeze(-1)).squeeze(-1).cpu().numpy()
         feat_choices = (network.feat_logits(states).argmax(-1).cpu().numpy()
                         if network.config.feat_values else None)
         groups = feature_groups(vocabularies["featvals"]) if feat_choices is not None else []
@@ -98,6 +101,7 @@ def decode_batch(network: JointNetwork, vocabularies: Mapping[str, Vocabulary], 
             arc_scores=probability,
             upos=columns["upos"] if own_tags else None,
             extras={"upos": columns["upos"], "xpos": columns["xpos"], "feats": columns["feats"],
-                    "lemmas": lemmas, "own_tags": own_tags},
+                    "lemmas": lemmas, "own_tags": own_tags,
+                    "upos_p": [1.0, *(float(upos_p[b, d]) for d in words)]},
         ))
     return parses

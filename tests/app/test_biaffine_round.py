@@ -135,3 +135,27 @@ def test_without_pytorch_it_is_offered_disabled_and_a_round_with_it_is_refused(
                                  "--user", "ana"])
     assert result.exit_code != 0 and "biaffine needs no_torch_here" in result.output
     assert session.scalar(select(Job.id).limit(1)) is None  # no job queued by either
+
+
+def test_the_rounds_page_says_where_the_members_upos_is_taken(session: Session,
+                                                              logged_in: FlaskClient) -> None:
+    """A round whose members parse with the neural member's UPOS where it is sure enough
+    (:mod:`parsing.tag_source`'s threshold) and trained on its folds: both lines under the members."""
+    from app.parser_models import TrainingRound
+    from parsing.tag_source import tagging_summary
+
+    ana = session.scalars(select(User).where(User.username == "ana")).one()
+    treebank = import_without_dev(session, ana)
+    tagging = tagging_summary({
+        "tag_source": "biaffine", "upos_threshold": 0.9,
+        "dev_upos": {"tagger": 0.9429, "biaffine": 0.9519, "combined": 0.956},
+        "member_folds": {"folds": 3, "seconds": 812.4, "train_upos": {"tagger": 0.931, "biaffine": 0.9425}}})
+    session.add(TrainingRound(treebank_id=treebank.id, number=1, parsers=["graph1", "biaffine"],
+                              tags="predicted", model_dir="x", user_id=ana.id, scores={"tagging": tagging}))
+    session.commit()
+    page = logged_in.get(f"/treebanks/{treebank.id}/rounds").get_data(as_text=True)
+    assert ("UPOS from biaffine where ≥ 90% sure, else tagger (dev tagger 94.3 · biaffine 95.2 · "
+            "combined 95.6)") in page
+    assert "(biaffine's where its probability is at least 0.90, the tagger's elsewhere)" in page
+    assert "trained on 3-fold biaffine tags (train tagger 93.1 · biaffine 94.2)" in page
+    assert "each trained without the trees it tagged (812 s)" in page

@@ -159,13 +159,14 @@ def test_a_predicted_tag_round_says_whose_upos_the_members_parse_with(
                                     .where(TrainingRound.treebank_id == treebank_id)).one()
         assert round_.tags == "predicted"
         tagging = (round_.scores or {})["tagging"]
-    assert set(tagging["dev_upos"]) == {"tagger", "biaffine"}
-    better = max(tagging["dev_upos"], key=lambda name: (tagging["dev_upos"][name], name == "tagger"))
-    assert tagging["source"] == better  # a tie keeps the tagger
+    accuracy = tagging["dev_upos"]
+    assert set(accuracy) == {"tagger", "biaffine", "combined"}
+    assert tagging["source"] == ("biaffine" if accuracy["combined"] > accuracy["tagger"] else "tagger")
     page.goto(f"/treebanks/{treebank_id}/rounds")
     line = page.locator("#rounds tbody tr").first.locator("td.members .tag-source")
     text = line.inner_text()
-    assert text.startswith(f"UPOS from {tagging['source']} (dev ")
+    sure = f" where ≥ {100 * tagging['threshold']:.0f}% sure, else tagger" if tagging.get("threshold") else ""
+    assert text.startswith(f"UPOS from {tagging['source']}{sure} (dev "), text
     for name, value in tagging["dev_upos"].items():
         assert f"{name} {value:.1f}" in text, text
     assert "the members parse with the better one's tags" in (line.get_attribute("title") or "")

@@ -11,27 +11,54 @@ import numpy as np
 import pytest
 
 from parsing.plan import TrainingPlan
-from parsing.tag_source import choose_tag_source, member_upos, upos_accuracy, with_member_upos
+from parsing.tag_source import (
+    THRESHOLDS,
+    choose_tag_source,
+    combined_upos,
+    member_upos,
+    upos_accuracy,
+    with_member_upos,
+)
 from parsing.types import Parse, Sentence
 from tests.parsing.biaffine_data import TINY, short_sentences
 
 
-def _parse(tags: list[str]) -> Parse:
+def _parse(tags: list[str], sure: list[float] | None = None) -> Parse:
     size = len(tags)
-    return Parse(np.array([-1, 0] + [1] * (size - 1)), ["", "root"] + ["dep"] * (size - 1),
-                 extras={"upos": ["<ROOT>", *tags]})
+    extras: dict[str, object] = {"upos": ["<ROOT>", *tags]}
+    if sure is not None:
+        extras["upos_p"] = [float("nan"), *sure]
+    return Parse(np.array([-1, 0] + [1] * (size - 1)), ["", "root"] + ["dep"] * (size - 1), extras=extras)
 
 
 def test_the_member_is_chosen_only_when_it_tags_dev_strictly_better() -> None:
     gold = [Sentence.from_words(["a", "b", "c"], heads=[0, 1, 1], upos=["NOUN", "VERB", "ADJ"])]
     tagger = [Sentence.from_words(["a", "b", "c"], heads=[0, 1, 1], upos=["NOUN", "VERB", "NOUN"])]
-    better, equal = _parse(["NOUN", "VERB", "ADJ"]), _parse(["NOUN", "NOUN", "ADJ"])
-    assert choose_tag_source(gold, tagger, "biaffine", [better]) == (
-        "biaffine", {"tagger": pytest.approx(2 / 3), "biaffine": 1.0})
-    assert choose_tag_source(gold, tagger, "biaffine", [equal])[0] is None  # a tie keeps the tagger
-    assert choose_tag_source(gold, tagger, "biaffine", [better], "tagger")[0] is None
+    better, equal = _parse(["NOUN", "VERB", "ADJ"]), _parse(["NOUN", "NOUN", "ADJ"], [1.0, 1.0, 1.0])
+    choice = choose_tag_source(gold, tagger, "biaffine", [better])
+    assert choice.source == "biaffine" and choice.threshold == 0.0
+    assert choice.dev_upos == {"tagger": pytest.approx(2 / 3), "biaffine": 1.0, "combined": 1.0}
+    assert choose_tag_source(gold, tagger, "biaffine", [equal]).source is None  # a tie keeps the tagger
+    assert choose_tag_source(gold, tagger, "biaffine", [better], "tagger").source is None
     with pytest.raises(ValueError, match="tag_source is one of auto, tagger"):
         choose_tag_source(gold, tagger, "biaffine", [better], "member")
+
+
+def test_where_the_member_is_unsure_the_tagger_tags_and_dev_picks_that_threshold() -> None:
+    """The member right where sure and wrong where unsure, the tagger the other way round: the
+    combination beats both on dev and keeps each one's tags where it is right."""
+    gold = [Sentence.from_words(list("abcd"), heads=[0, 1, 1, 1], upos=["NOUN", "VERB", "ADJ", "ADV"])]
+    tagger = [Sentence.from_words(list("abcd"), heads=[0, 1, 1, 1], upos=["X", "X", "ADJ", "ADV"])]
+    member = _parse(["NOUN", "VERB", "X", "X"], [0.99, 0.97, 0.55, 0.72])
+    choice = choose_tag_source(gold, tagger, "biaffine", [member])
+    assert choice.source == "biaffine"
+    assert choice.dev_upos == {"tagger": 0.5, "biaffine": 0.5, "combined": 1.0}
+    assert 0.72 < choice.threshold <= 0.97 and choice.threshold == min(
+        t for t in THRESHOLDS if 0.72 < t <= 0.97)  # the lowest of the equally good
+    assert with_member_upos(tagger, [member], choice.threshold)[0].upos == gold[0].upos
+    assert combined_upos(tagger[0], member) == member_upos(member)  # threshold 0: the member everywhere
+    bundle_like = with_member_upos(tagger, [member])[0].upos
+    assert bundle_like == ["<ROOT>", "NOUN", "VERB", "X", "X"]
 
 
 def test_member_tags_replace_only_upos_and_refuse_what_does_not_fit() -> None:
@@ -80,10 +107,14 @@ def test_a_round_records_both_dev_accuracies_and_picks_the_better(
     bundle = load_models(out)
     own = bundle.parsers["biaffine"].predict(dev)
     tagger_view = bundle.tagger.tag_for_parsing(dev)  # type: ignore[attr-defined]
+    threshold = manifest["upos_threshold"]
+    assert threshold in THRESHOLDS and bundle.upos_threshold == threshold
     expected = {"tagger": upos_accuracy(dev, [s.upos for s in tagger_view]),
-                "biaffine": upos_accuracy(dev, [member_upos(p) for p in own])}
+                "biaffine": upos_accuracy(dev, [member_upos(p) for p in own]),
+                "combined": upos_accuracy(dev, [s.upos for s in
+                                                with_member_upos(tagger_view, own, threshold)])}
     assert manifest["dev_upos"] == pytest.approx(expected)
-    assert expected["biaffine"] > expected["tagger"]  # the setting of this fixture
+    assert expected["combined"] >= expected["biaffine"] > expected["tagger"]  # the setting of this fixture
     assert manifest["tag_source"] == "biaffine" and bundle.tag_source == "biaffine"
 
 
@@ -100,12 +131,12 @@ def test_the_others_parse_with_the_members_tags_and_it_parses_once(trained: tupl
                         lambda sentences: calls.append(len(sentences)) or original(sentences))
     members, trees = bundle.parse_with_ensemble(dev)
     assert calls == [len(dev)]  # tagging and parsing share one run of the member
+    tagger_tags = bundle.tagger.tag_for_parsing(dev)  # type: ignore[attr-defined]
     for number, sentence in enumerate(dev):
-        own = member_upos(members["biaffine"][number])
+        own = combined_upos(tagger_tags[number], members["biaffine"][number], bundle.upos_threshold)
         assert members["graph1"][number].upos == own and trees[number].upos == own
         assert bundle.prepare([sentence])[0].upos == own
     bundle.tag_source = None  # the tagger's tags again
-    tagger_tags = bundle.tagger.tag_for_parsing(dev)  # type: ignore[attr-defined]
     assert bundle.parse(dev, ["graph1"])["graph1"][0].upos == tagger_tags[0].upos
 
 
