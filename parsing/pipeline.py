@@ -169,7 +169,7 @@ def train_plan(
     for name in filter(is_self_tagging, chosen):  # it learns to tag: gold tags are its targets
         own_view[name], extra[name] = gold_train, gold_extra.get(name, [])
     source = next(filter(is_self_tagging, chosen), None)
-    compare = tags == "predicted" and source is not None and bool(dev)
+    compare = tags == "predicted" and source is not None and bool(dev)  # whose tags: decided on dev
     folds = member_folds if compare and tag_setting == "auto" else 0
     first = [source] if folds and source is not None else chosen  # with folds its tags come first
 
@@ -255,7 +255,8 @@ class _Fitting:
             self.say(f"trained {name} in {spent:.1f}s", self.fraction())
 
     def _here(self, job: MemberJob) -> Fitted:
-        self.say(f"training {job.name} ({self.done + 1} of {self.total})", self.fraction())
+        # named by its file: a fold copy of a member is "biaffine-0"
+        self.say(f"training {job.path.stem} ({self.done + 1} of {self.total})", self.fraction())
         return fit_member(job)
 
 
