@@ -41,6 +41,24 @@ def first_pool_sentence(live_app: Flask, treebank_id: int) -> int:
             .order_by(Document.position, Sentence.position)).first() or 0)
 
 
+def import_with_dev(live_app: Flask, name: str) -> int:
+    """:func:`import_rounds_demo` plus the demo file's sentences 51-62 as a dev split."""
+    from app.models import User
+    from app.services.demo import demo_file
+    from app.services.imports import import_conllu
+    from parsing.conllu_io import decode_utf8, format_conllu, parse_conllu
+
+    treebank_id = import_rounds_demo(live_app, name)
+    source = demo_file()
+    sentences = parse_conllu(decode_utf8(source.read_bytes(), source=source.name), source=source.name)
+    with live_app.app_context():
+        ana = db.session.scalars(select(User).where(User.username == "ana")).one()
+        import_conllu(db.session, data=format_conllu(sentences[50:62]).encode(), filename="dev.conllu",
+                      treebank_name=name, split="dev", user=ana)
+        db.session.commit()
+    return treebank_id
+
+
 def test_biaffine_is_trained_in_a_round_scored_and_shown_in_the_editor(
     ui: Any, live_app: Flask, screenshot: Shot
 ) -> None:
@@ -139,20 +157,8 @@ def test_a_predicted_tag_round_says_whose_upos_the_members_parse_with(
     """A round with predicted tags and a dev split compares the neural member's UPOS on dev with
     the tagger's (:mod:`parsing.tag_source`); the rounds page names the source and both accuracies."""
     pytest.importorskip("torch")
-    from app.models import User
-    from app.services.demo import demo_file
-    from app.services.imports import import_conllu
-    from parsing.conllu_io import decode_utf8, format_conllu, parse_conllu
-
     page = ui
-    treebank_id = import_rounds_demo(live_app, "tag source demo")
-    source = demo_file()
-    sentences = parse_conllu(decode_utf8(source.read_bytes(), source=source.name), source=source.name)
-    with live_app.app_context():
-        ana = db.session.scalars(select(User).where(User.username == "ana")).one()
-        import_conllu(db.session, data=format_conllu(sentences[50:62]).encode(), filename="dev.conllu",
-                      treebank_name="tag source demo", split="dev", user=ana)
-        db.session.commit()
+    treebank_id = import_with_dev(live_app, "tag source demo")
     run_round(page, treebank_id, ["graph1", "biaffine"], tags="predicted")
     with live_app.app_context():
         round_ = db.session.scalars(select(TrainingRound)
@@ -180,25 +186,14 @@ def test_a_round_trained_on_the_members_own_folds_says_so(
     tagging dev better (a tagger without features here), the other members train on its jackknifed UPOS:
     the rounds page says from how many folds, with both training-tag accuracies."""
     pytest.importorskip("torch")
-    from app.models import User
-    from app.services.demo import demo_file
-    from app.services.imports import import_conllu
     from app.services.preannotate import FAST_MEMBER_PARAMS
-    from parsing.conllu_io import decode_utf8, format_conllu, parse_conllu
     from tests.parsing.biaffine_data import TINY
 
     monkeypatch.setitem(live_app.config, "MEMBER_PARAMS", {
         **FAST_MEMBER_PARAMS, "tagger": {"max_iter": 1, "min_feature_count": 10**6, "member_folds": 2},
         "biaffine": {**TINY, "max_epochs": 40, "max_seconds": 60.0}})
     page = ui
-    treebank_id = import_rounds_demo(live_app, "member folds demo")
-    source = demo_file()
-    sentences = parse_conllu(decode_utf8(source.read_bytes(), source=source.name), source=source.name)
-    with live_app.app_context():
-        ana = db.session.scalars(select(User).where(User.username == "ana")).one()
-        import_conllu(db.session, data=format_conllu(sentences[50:62]).encode(), filename="dev.conllu",
-                      treebank_name="member folds demo", split="dev", user=ana)
-        db.session.commit()
+    treebank_id = import_with_dev(live_app, "member folds demo")
     run_round(page, treebank_id, ["graph1", "biaffine"], tags="predicted")
     with live_app.app_context():
         round_ = db.session.scalars(select(TrainingRound)
