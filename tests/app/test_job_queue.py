@@ -189,6 +189,17 @@ def test_two_workers_share_a_predicted_tags_rounds_tagger_fits(
     assert not list(fast.glob("**/*-tag-folds")) and not list(fast.glob("**/*-members"))  # data removed
 
 
+def finished_round(app: Flask, client: FlaskClient, treebank_id: int, parsers: str, tags: str) -> Job:
+    """Start a round of ``parsers`` with ``tags`` through the API; its job once done (a failed one
+    fails the test)."""
+    response = client.post(f"/api/treebanks/{treebank_id}/preannotate",
+                           json={"parsers": parsers, "tags": tags})
+    assert response.status_code == 202, response.get_json()
+    done = wait_for_job(app, response.get_json()["job"]["id"], lambda j: j.state in ("done", "failed"))
+    assert done.state == "done", done.error
+    return done
+
+
 def test_a_worker_fits_the_neural_member_as_a_job_of_its_own(
     app: Flask, logged_in: FlaskClient, sqlite_queue: None, pool: WorkerPool, treebank_id: int, fast: Path
 ) -> None:
@@ -196,11 +207,7 @@ def test_a_worker_fits_the_neural_member_as_a_job_of_its_own(
     scored and parsing the pool in the round's job."""
     pytest.importorskip("torch")
     pool.start(workers=2)
-    response = logged_in.post(f"/api/treebanks/{treebank_id}/preannotate",
-                              json={"parsers": "graph1,biaffine", "tags": "gold"})
-    assert response.status_code == 202, response.get_json()
-    done = wait_for_job(app, response.get_json()["job"]["id"], lambda j: j.state in ("done", "failed"))
-    assert done.state == "done", done.error
+    done = finished_round(app, logged_in, treebank_id, "graph1,biaffine", "gold")
     with app.app_context():
         fitted = {job.params["member"]: job.result or {} for job in db.session.scalars(
             select(Job).where(Job.kind == "train_member", Job.state == "done"))}
@@ -224,11 +231,7 @@ def test_two_workers_fit_the_neural_members_folds_as_pieces_of_their_own(
     pool.start(workers=2, MEMBER_PARAMS={
         **FAST_MEMBER_PARAMS, "tagger": {"max_iter": 1, "min_feature_count": 10**6, "member_folds": 2},
         "biaffine": {**TINY, "max_epochs": 15, "max_seconds": 60.0}})
-    response = logged_in.post(f"/api/treebanks/{treebank_id}/preannotate",
-                              json={"parsers": "graph1,biaffine", "tags": "predicted"})
-    assert response.status_code == 202, response.get_json()
-    done = wait_for_job(app, response.get_json()["job"]["id"], lambda j: j.state in ("done", "failed"))
-    assert done.state == "done", done.error
+    finished_round(app, logged_in, treebank_id, "graph1,biaffine", "predicted")
     with app.app_context():
         pieces = sorted(job.params["member"] for job in db.session.scalars(
             select(Job).where(Job.kind == "train_member", Job.state == "done")))

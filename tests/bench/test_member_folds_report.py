@@ -3,12 +3,12 @@ neural member's folds, in time and LAS."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from bench.member_folds_report import table
 from bench.tag_source_report import read
+from tests.bench.test_tag_source_report import write_rows
 
 
 def _rows(folds: dict[str, Any] | None, seconds: float, members: list[float],
@@ -21,15 +21,10 @@ def _rows(folds: dict[str, Any] | None, seconds: float, members: list[float],
             {**bank, "kind": "ensemble", "parser": "vote-tuned-labels", "LAS": vote}]
 
 
-def _write(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    return path
-
-
 def test_each_run_gets_its_line_with_folds_training_tags_time_and_las(tmp_path: Path) -> None:
-    base = read(_write(tmp_path / "base.jsonl", _rows(None, 1500.0, [70.0, 72.0], 75.0)))
+    base = read(write_rows(tmp_path / "base.jsonl", _rows(None, 1500.0, [70.0, 72.0], 75.0)))
     folds = {"folds": 3, "seconds": 800.0, "train_upos": {"tagger": 0.931, "biaffine": 0.9425}}
-    three = read(_write(tmp_path / "folds3.jsonl", _rows(folds, 2300.0, [71.0, 74.0], 75.5)))
+    three = read(write_rows(tmp_path / "folds3.jsonl", _rows(folds, 2300.0, [71.0, 74.0], 75.5)))
     text = table(base, [("folds3", three)], ["vote-tuned-labels"])
     assert "| Welsh-CCG | base | — | tagger's jackknife | 1500 | 71.00 | 75.00 |" in text
     assert "|  | folds3 | 3 | 94.25 (tagger 93.10) | 2300 | 72.50 | 75.50 |" in text

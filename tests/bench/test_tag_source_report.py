@@ -18,14 +18,14 @@ def _rows(upos: float, source: str, members: list[float], vote: float) -> list[d
             {**bank, "kind": "ensemble", "parser": "vote-tuned-labels", "LAS": vote}]
 
 
-def _write(path: Path, rows: list[dict[str, Any]]) -> Path:
+def write_rows(path: Path, rows: list[dict[str, Any]]) -> Path:
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     return path
 
 
 def test_the_table_pairs_each_treebank_and_averages_the_changes(tmp_path: Path) -> None:
-    tagger = read(_write(tmp_path / "a.jsonl", _rows(93.0, "tagger", [70.0, 72.0], 75.0)))
-    chosen = read(_write(tmp_path / "b.jsonl", _rows(94.5, "biaffine", [71.0, 74.0], 75.5)))
+    tagger = read(write_rows(tmp_path / "a.jsonl", _rows(93.0, "tagger", [70.0, 72.0], 75.0)))
+    chosen = read(write_rows(tmp_path / "b.jsonl", _rows(94.5, "biaffine", [71.0, 74.0], 75.5)))
     text = table(tagger, chosen, ["vote-tuned-labels"])
     assert ("| Welsh-CCG | 93.00 / 94.50 | biaffine | 93.00 → 94.50 | 71.00 → 72.50 "
             "| 75.00 → 75.50 (+0.50) |") in text

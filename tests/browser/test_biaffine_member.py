@@ -59,6 +59,17 @@ def import_with_dev(live_app: Flask, name: str) -> int:
     return treebank_id
 
 
+def predicted_round_tagging(page: Any, live_app: Flask, treebank_id: int) -> dict[str, Any]:
+    """Run a predicted-tag round of graph1 and biaffine from the queue page; its stored ``tagging``."""
+    run_round(page, treebank_id, ["graph1", "biaffine"], tags="predicted")
+    with live_app.app_context():
+        round_ = db.session.scalars(select(TrainingRound)
+                                    .where(TrainingRound.treebank_id == treebank_id)).one()
+        assert round_.tags == "predicted"
+        tagging: dict[str, Any] = (round_.scores or {})["tagging"]
+        return tagging
+
+
 def test_biaffine_is_trained_in_a_round_scored_and_shown_in_the_editor(
     ui: Any, live_app: Flask, screenshot: Shot
 ) -> None:
@@ -159,12 +170,7 @@ def test_a_predicted_tag_round_says_whose_upos_the_members_parse_with(
     pytest.importorskip("torch")
     page = ui
     treebank_id = import_with_dev(live_app, "tag source demo")
-    run_round(page, treebank_id, ["graph1", "biaffine"], tags="predicted")
-    with live_app.app_context():
-        round_ = db.session.scalars(select(TrainingRound)
-                                    .where(TrainingRound.treebank_id == treebank_id)).one()
-        assert round_.tags == "predicted"
-        tagging = (round_.scores or {})["tagging"]
+    tagging = predicted_round_tagging(page, live_app, treebank_id)
     accuracy = tagging["dev_upos"]
     assert set(accuracy) == {"tagger", "biaffine", "combined"}
     assert tagging["source"] == ("biaffine" if accuracy["combined"] > accuracy["tagger"] else "tagger")
@@ -194,11 +200,7 @@ def test_a_round_trained_on_the_members_own_folds_says_so(
         "biaffine": {**TINY, "max_epochs": 40, "max_seconds": 60.0}})
     page = ui
     treebank_id = import_with_dev(live_app, "member folds demo")
-    run_round(page, treebank_id, ["graph1", "biaffine"], tags="predicted")
-    with live_app.app_context():
-        round_ = db.session.scalars(select(TrainingRound)
-                                    .where(TrainingRound.treebank_id == treebank_id)).one()
-        tagging = (round_.scores or {})["tagging"]
+    tagging = predicted_round_tagging(page, live_app, treebank_id)
     assert tagging["source"] == "biaffine", tagging  # the featureless tagger loses on dev
     folds = tagging["member_folds"]
     assert folds["folds"] == 2 and set(folds["train_upos"]) == {"tagger", "biaffine"}
