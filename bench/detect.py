@@ -93,6 +93,7 @@ def prepare(treebank: Path, cache: Path, models_from: Path | None = None,
             write_parses(out / split / f"{name}.conllu", raw, parses)
             if bundle.parsers[name].gives_arc_probabilities:  # the detector reads them
                 write_probabilities(out / split / f"{name}.probabilities.json", parses)
+                write_tag_extras(out / split / f"{name}.extras.json", parses)
     done.write_text(json.dumps({"members": list(bundle.parsers), "model": str(model),
                                 "ensemble": bundle.ensemble_method}), encoding="utf-8")
     return out
@@ -140,6 +141,17 @@ def write_probabilities(path: Path, parses: list[Parse]) -> None:
                                 if p.arc_scores is not None else None for p in parses]), encoding="utf-8")
 
 
+TAG_EXTRAS = ("upos", "upos_p", "label_p", "head_top")
+"""The parse extras the detector's output columns read (``parsing.detect.features.output_features``)."""
+
+
+def write_tag_extras(path: Path, parses: list[Parse]) -> None:
+    """Each parse's :data:`TAG_EXTRAS` that it has, as JSON."""
+    kept = [{key: p.extras[key] for key in TAG_EXTRAS if key in p.extras} for p in parses]
+    path.write_text(json.dumps(kept),
+                    encoding="utf-8")
+
+
 def read_parses(path: Path) -> list[Sentence]:
     """Parses written by :func:`write_parses`, as sentences (their tags are the parser's)."""
     return [to_sentence(s) for s in read_conllu(path)]
@@ -153,10 +165,13 @@ def scored_trees(folder: Path, split: str, names: list[str], gold: list[Sentence
     members = {name: read_parses(folder / split / f"{name}.conllu") for name in names}
     probabilities = {name: json.loads(path.read_text()) for name in names
                      if (path := folder / split / f"{name}.probabilities.json").is_file()}
+    extras = {name: json.loads(path.read_text()) for name in names
+              if (path := folder / split / f"{name}.extras.json").is_file()}
     trees = []
     for i, tree in enumerate(ensemble if gold is None else gold):
         parses = {name: Parse(members[name][i].heads, members[name][i].deprels,
-                              arc_scores=_scores(probabilities[name][i]) if name in probabilities else None)
+                              arc_scores=_scores(probabilities[name][i]) if name in probabilities else None,
+                              extras=dict(extras[name][i]) if name in extras else {})
                   for name in names}
         trees.append(ScoredTree(tree, tree.heads, list(tree.deprels), parses, given=gold is not None))
     return trees
@@ -182,9 +197,10 @@ def labelled_shares(trees: list[ScoredTree], names: list[str], weights: list[flo
 
 
 def measure(treebank: Path, folder: Path, params: dict[str, object], seed: int,
-            copies: int, confidence: bool = True) -> dict[str, object]:
+            copies: int, confidence: bool = True, tags: bool = False) -> dict[str, object]:
     """Fit on dev, evaluate on test (ensemble trees and corrupted gold trees); one result row.
-    ``confidence``: read the arc probabilities of the members that give them."""
+    ``confidence``: read the arc probabilities of the members that give them; ``tags``: their own
+    tags and probabilities too (the output columns)."""
     train_path, dev_path, test_path = split_files(treebank)
     assert dev_path is not None
     train = [to_sentence(s) for s in read_conllu(train_path)]
@@ -196,7 +212,7 @@ def measure(treebank: Path, folder: Path, params: dict[str, object], seed: int,
     dev_trees = scored_trees(folder, "dev", names)
     confident = confident_members(bundle, names) if confidence else []
     detector = fit_detector(train, dev_trees, dev_gold, names, weights, params=params, random_state=seed,
-                            synthetic_copies=copies, confident=confident)
+                            synthetic_copies=copies, confident=confident, read_outputs=tags)
     fit_s = time.perf_counter() - started
     parsed = ~detector.training_given
     test_trees = scored_trees(folder, "test", names)
@@ -210,6 +226,7 @@ def measure(treebank: Path, folder: Path, params: dict[str, object], seed: int,
     row: dict[str, object] = {
         "treebank": treebank.name, "members": names, "ensemble": bundle.ensemble_method, "tags": bundle.tags,
         "params": {**DEFAULT_PARAMS, **params}, "seed": seed, "confident": confident,
+        "outputs": detector.outputs,
         "synthetic_copies": copies,
         "dev_words": int(parsed.sum()), "dev_wrong": int(detector.training_wrong[parsed].sum()),
         "dev_jackknifed": summary(detector.training_scores[parsed], detector.training_wrong[parsed]),
@@ -245,6 +262,8 @@ def main() -> None:
                         help="with --models-from: the method fitted over them when they have none")
     parser.add_argument("--no-confidence", action="store_true",
                         help="leave out the arc probabilities of the members that give them")
+    parser.add_argument("--outputs", action="store_true",
+                        help="also read their own tags and probabilities (the output columns)")
     parser.add_argument("--members",
                         help="with --models-from: the members to load and combine (default: all)")
     parser.add_argument("--prepare-only", action="store_true", help="train and parse, do not evaluate")
@@ -263,7 +282,8 @@ def main() -> None:
         print(f"{name}: prepared in {time.perf_counter() - started:.0f}s", file=sys.stderr)
         if args.prepare_only:
             continue
-        row = measure(UD / name, folder, params, args.seed, args.synthetic_copies, not args.no_confidence)
+        row = measure(UD / name, folder, params, args.seed, args.synthetic_copies, not args.no_confidence,
+                      args.outputs)
         print(json.dumps(row), flush=True)
         args.out.parent.mkdir(parents=True, exist_ok=True)
         with args.out.open("a", encoding="utf-8") as log:

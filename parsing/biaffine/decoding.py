@@ -16,6 +16,8 @@ from parsing.biaffine.vocab import SPECIALS, Vocabulary, apply_script
 from parsing.constraints import Constraints
 from parsing.types import ROOT, Parse, Sentence
 
+TOP_HEADS = 3
+"""How many of each word's most probable heads a parse keeps (``extras["head_top"]``)."""
 TreeDecoder = Callable[[np.ndarray[Any, np.dtype[np.float64]], Constraints | None], np.ndarray[Any, Any]]
 """``(log_probs (n+1, n+1) [d, h], constraints or None) -> heads (n+1,)``."""
 
@@ -55,7 +57,10 @@ def decode_batch(network: JointNetwork, vocabularies: Mapping[str, Vocabulary], 
     ``own_tags``: the network parsed from its own tags (not the input's), so its UPOS goes into
     ``Parse.upos`` and ``extras["own_tags"]`` is True; otherwise ``Parse.upos`` stays None (the
     input's tags are the ones parsed with) and the predicted UPOS is ``extras["upos"]``, with
-    ``extras["upos_p"]`` its probability (``n+1`` floats, 1.0 at ROOT).
+    ``extras["upos_p"]`` its probability (``n+1`` floats, 1.0 at ROOT). ``extras["label_p"]`` is the
+    probability of each word's label at its chosen head (``n+1`` floats, 1.0 at ROOT), and
+    ``extras["head_top"]`` each word's :data:`TOP_HEADS` most probable heads with their
+    probabilities before decoding (``n+1`` lists of ``[head, p]`` pairs, ROOT's empty).
     ``contextual``: the pretrained encoder whose vectors the network reads, if any. A revealing
     network (``config.reveal_dim``) also reads the forced arcs and labels as inputs."""
     network.eval()
@@ -73,7 +78,10 @@ def decode_batch(network: JointNetwork, vocabularies: Mapping[str, Vocabulary], 
             heads = tree(log_probs[b, :size, :size], constraints[b] if constraints is not None else None)
             trees.append(heads)
             chosen[b, 1:size] = torch.from_numpy(heads[1:].astype(np.int64)).to(device)
-        labels = _labels(network.label_scores(states, chosen), chosen, vocabularies["deprels"])
+        label_logits = network.label_scores(states, chosen)
+        labels = _labels(label_logits, chosen, vocabularies["deprels"])
+        label_p = torch.softmax(label_logits.float(), dim=-1).gather(
+            -1, torch.from_numpy(labels.astype(np.int64)).to(device).unsqueeze(-1)).squeeze(-1).cpu().numpy()
         tag_logits = network.tag_logits(states, chars)
         tags = {name: _best(logits).cpu().numpy() for name, logits in tag_logits.items()}
         upos_p = torch.softmax(tag_logits["upos"].float(), dim=-1).gather(
@@ -87,6 +95,7 @@ def decode_batch(network: JointNetwork, vocabularies: Mapping[str, Vocabulary], 
         words = range(1, size)
         probability = np.exp(log_probs[b, np.arange(size), np.maximum(heads, 0)])
         probability[0] = np.nan
+        top = np.argsort(-log_probs[b, 1:size, :size], axis=1)[:, :TOP_HEADS]
         columns = {name: [ROOT] + [vocabularies[name].items[tags[name][b, d]] for d in words]
                    for name in COLUMNS}
         if feat_choices is not None:
@@ -102,6 +111,9 @@ def decode_batch(network: JointNetwork, vocabularies: Mapping[str, Vocabulary], 
             upos=columns["upos"] if own_tags else None,
             extras={"upos": columns["upos"], "xpos": columns["xpos"], "feats": columns["feats"],
                     "lemmas": lemmas, "own_tags": own_tags,
-                    "upos_p": [1.0, *(float(upos_p[b, d]) for d in words)]},
+                    "upos_p": [1.0, *(float(upos_p[b, d]) for d in words)],
+                    "label_p": [1.0, *(float(label_p[b, d]) for d in words)],
+                    "head_top": [[], *([[int(h), round(float(np.exp(log_probs[b, d, h])), 6)]
+                                        for h in top[d - 1]] for d in words)]},
         ))
     return parses

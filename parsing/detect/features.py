@@ -16,6 +16,11 @@ or a reviewed tree), so the same code scores all of them:
 * **confidence** (members that give arc probabilities, ``confident``: the neural member): the
   probability the member gives its own head, and the same split by whether that head is the
   tree's (the member agrees and is sure, or disagrees and is sure);
+* **outputs** (confident members whose parses carry their own tags and probabilities,
+  ``outputs``: the neural member's ``extras``): the probability of its UPOS for the word and for
+  its head, whether that UPOS differs from the one the tree is read with (a tag error every member
+  parsed with), the probability of its label, and the probability it gives the tree's head and the
+  best other head (:func:`output_features`);
 * **treebank** (:mod:`parsing.detect.counts`, counted on the training trees): smoothed,
   log-scaled configuration, tag, form, lemma, word-pair and context (variation n-gram) counts,
   the NIL variation share of the same two words at the same distance, and the strongest
@@ -28,7 +33,7 @@ Shapes: ``member_heads`` ``(M, n+1)``; ``weights`` ``(M,)``; the result ``(n, F)
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -58,25 +63,91 @@ COUNT_FEATURES = ("config_log", "config_pair_log", "config_p", "tag_label_p", "f
                   "context_label_p", "nil_seen_log", "nil_link_share", "alternative_link_share")
 CONFIDENCE_FEATURES = ("p", "p_agrees", "p_differs")
 """Per member that gives arc probabilities (:func:`confidence_features`), after every other column."""
+OUTPUT_FEATURES = ("upos_p", "head_upos_p", "upos_differs", "head_upos_differs", "label_p", "p_tree",
+                   "p_other")
+"""Per member whose parses carry its own tags and probabilities (:func:`output_features`), last."""
 SMOOTHING = 0.5
 """Added to every count before a share is taken (``(c + a) / (total + a * outcomes)``)."""
 
 
 def feature_names(members: Sequence[str], upos_tags: Sequence[str], labels: Sequence[str],
-                  confident: Sequence[str] = ()) -> list[str]:
+                  confident: Sequence[str] = (), outputs: Sequence[str] = ()) -> list[str]:
     """The name of every column of :func:`word_features`, in order, then the
-    :func:`confidence_features` of the ``confident`` members.
+    :func:`confidence_features` of the ``confident`` members, then the :func:`output_features` of
+    the ``outputs`` ones.
 
     Examples:
         >>> feature_names(["a"], ["NOUN"], ["nsubj"])[-4:]
         ['upos=NOUN', 'head_upos=ROOT', 'head_upos=NOUN', 'label=nsubj']
         >>> feature_names(["a"], ["NOUN"], ["nsubj"], confident=["a"])[-3:]
         ['p:a', 'p_agrees:a', 'p_differs:a']
+        >>> feature_names(["a"], ["NOUN"], ["nsubj"], outputs=["a"])[-3:]
+        ['label_p:a', 'p_tree:a', 'p_other:a']
     """
     return [*VOTE_FEATURES, *(f"agrees:{m}" for m in members), *(f"agrees_labelled:{m}" for m in members),
             *SHAPE_FEATURES, *COUNT_FEATURES, "given_tree", *(f"upos={t}" for t in upos_tags),
             f"head_upos={ROOT_TAG}", *(f"head_upos={t}" for t in upos_tags), *(f"label={x}" for x in labels),
-            *(f"{column}:{m}" for m in confident for column in CONFIDENCE_FEATURES)]
+            *(f"{column}:{m}" for m in confident for column in CONFIDENCE_FEATURES),
+            *(f"{column}:{m}" for m in outputs for column in OUTPUT_FEATURES)]
+
+
+def output_features(upos: Sequence[str], heads: ArrayLike, extras: Mapping[str, object]) -> FloatArray:
+    """The member's own outputs beside the tree (``OUTPUT_FEATURES``), shape ``(n, 7)``: how sure
+    it is of its UPOS for the word and for its head, whether that UPOS differs from the one the
+    tree is read with (``upos``; a tag every member parsed with), the probability of its label at
+    its head, the probability it gave the tree's head before decoding (0 outside its most probable
+    heads) and the best it gave any other head.
+
+    Args:
+        upos: the tags the tree is read with (``n+1``, ROOT first: the ones the members parsed
+            with for the ensemble's tree, a given tree's own).
+        heads: the tree being scored, ``(n+1,)``.
+        extras: the member's ``Parse.extras`` (the neural member's decoder): ``"upos"``,
+            ``"upos_p"``, ``"label_p"`` (``n+1`` each) and ``"head_top"`` (``n+1`` lists of
+            ``[head, p]``); the columns of a missing entry are ``nan``.
+
+    Examples:
+        >>> x = output_features(["<ROOT>", "NOUN", "VERB"], [-1, 2, 0],
+        ...                     {"upos": ["<ROOT>", "NOUN", "NOUN"], "upos_p": [1.0, 0.9, 0.6],
+        ...                      "head_top": [[], [[2, 0.7], [0, 0.2]], [[1, 0.5], [0, 0.4]]]})
+        >>> x[0, :4].tolist(), x[:, 5:].tolist()
+        ([0.9, 0.6, 0.0, 1.0], [[0.7, 0.2], [0.4, 0.5]])
+    """
+    tree = np.asarray(heads, dtype=np.intp)
+    n = tree.shape[0] - 1
+    head = np.clip(tree[1:], 0, n)
+
+    def column(key: str) -> FloatArray | None:
+        values = extras.get(key)
+        if not isinstance(values, Sequence) or len(values) != n + 1:
+            return None
+        return np.asarray(values, dtype=np.float64)
+
+    nan = np.full(n, np.nan)
+    sure, label = column("upos_p"), column("label_p")
+    own = extras.get("upos")
+    if isinstance(own, Sequence) and len(own) == n + 1 and len(upos) == n + 1:
+        differs = np.array([a != b for a, b in zip(own, upos, strict=True)], dtype=np.float64)
+        differs[0] = 0.0  # ROOT
+        word_differs, head_differs = differs[1:], differs[head]
+    else:
+        word_differs = head_differs = nan
+    if sure is not None:
+        sure = sure.copy()
+        sure[0] = 1.0
+    tree_p, other_p = nan, nan
+    top = extras.get("head_top")
+    if isinstance(top, Sequence) and len(top) == n + 1:
+        tree_p, other_p = np.zeros(n), np.zeros(n)
+        for d in range(1, n + 1):
+            for candidate, p in top[d]:
+                if int(candidate) == tree[d]:
+                    tree_p[d - 1] = p
+                else:
+                    other_p[d - 1] = max(other_p[d - 1], p)
+    return np.stack([nan if sure is None else sure[1:], nan if sure is None else sure[head],
+                     word_differs, head_differs, nan if label is None else label[1:], tree_p, other_p],
+                    axis=1)
 
 
 def confidence_features(heads: ArrayLike, member_heads: ArrayLike,

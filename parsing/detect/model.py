@@ -32,7 +32,7 @@ from threadpoolctl import threadpool_limits
 
 from parsing.detect.boosting import BoostedTrees, FloatArray
 from parsing.detect.counts import TreebankCounts, tree_events
-from parsing.detect.features import confidence_features, feature_names, word_features
+from parsing.detect.features import confidence_features, feature_names, output_features, word_features
 from parsing.ensemble.base import stack_heads
 from parsing.jackknife import fold_assignment
 from parsing.persist import load_model, save_model
@@ -178,6 +178,8 @@ class ArcDetector:
         params: the boosting's settings; folds: jackknife folds.
         confident: the members whose arc probabilities it reads (:func:`member_probabilities`;
             empty for detectors saved before they were read).
+        outputs: the members whose own tags and probabilities it reads
+            (:func:`~parsing.detect.features.output_features`; empty for detectors saved before).
     """
 
     members: list[str]
@@ -195,11 +197,12 @@ class ArcDetector:
     params: dict[str, Any] = field(default_factory=dict)
     folds: int = 5
     confident: list[str] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
 
     def matrix(self, trees: Sequence[ScoredTree]) -> FloatArray:
         """Rows of every tree stacked, shape ``(W, F)`` (:func:`feature_matrix`)."""
         return feature_matrix(trees, self.members, self.weights, self.counts, self.upos_tags, self.labels,
-                              self.confident)
+                              self.confident, self.outputs)
 
     def calibrate(self, raw: FloatArray) -> FloatArray:
         """Probabilities of the raw scores (Platt's curve), in ``[0, 1]``."""
@@ -238,10 +241,11 @@ def member_probabilities(parse: Parse) -> FloatArray | None:
 
 def feature_matrix(trees: Sequence[ScoredTree], members: Sequence[str], weights: Sequence[float],
                    counts: TreebankCounts, upos_tags: Sequence[str], labels: Sequence[str],
-                   confident: Sequence[str] = ()) -> FloatArray:
+                   confident: Sequence[str] = (), outputs: Sequence[str] = ()) -> FloatArray:
     """The feature rows (:func:`~parsing.detect.features.word_features`, then the
-    :func:`~parsing.detect.features.confidence_features` of the ``confident`` members) of every
-    tree, stacked, shape ``(W, F)``.
+    :func:`~parsing.detect.features.confidence_features` of the ``confident`` members, then the
+    :func:`~parsing.detect.features.output_features` of the ``outputs`` ones) of every tree,
+    stacked, shape ``(W, F)``.
 
     Raises:
         ValueError: a tree without the parse of one of ``members``.
@@ -260,8 +264,12 @@ def feature_matrix(trees: Sequence[ScoredTree], members: Sequence[str], weights:
             sure = [tree.member_parses[name] for name in confident]
             block = np.hstack([block, confidence_features(tree.heads, stack_heads(sure),
                                                           [member_probabilities(p) for p in sure])])
+        if outputs:
+            block = np.hstack([block, *(output_features(tree.sentence.upos, tree.heads,
+                                                     tree.member_parses[name].extras)
+                                        for name in outputs)])
         blocks.append(block)
-    width = len(feature_names(members, upos_tags, labels, confident))
+    width = len(feature_names(members, upos_tags, labels, confident, outputs))
     return np.vstack(blocks) if blocks else np.zeros((0, width))
 
 
@@ -307,7 +315,8 @@ SYNTHETIC_RATE = 0.05
 def fit_detector(train: Sequence[Sentence], tuning: Sequence[ScoredTree], gold: Sequence[Sentence],
                  members: Sequence[str], weights: Sequence[float], *, params: Mapping[str, Any] | None = None,
                  folds: int = 5, random_state: int | None = 0, synthetic_copies: int = SYNTHETIC_COPIES,
-                 synthetic_rate: float = SYNTHETIC_RATE, confident: Sequence[str] = ()) -> ArcDetector:
+                 synthetic_rate: float = SYNTHETIC_RATE, confident: Sequence[str] = (),
+                 read_outputs: bool = False) -> ArcDetector:
     """Fit the detector.
 
     It learns two kinds of error: the ensemble's (``tuning``: its parses of trees the members were
@@ -325,6 +334,10 @@ def fit_detector(train: Sequence[Sentence], tuning: Sequence[ScoredTree], gold: 
         synthetic_copies, synthetic_rate: see :func:`synthetic_given`.
         confident: members among ``members`` whose parses' ``arc_scores`` are probabilities
             (``BaseParser.gives_arc_probabilities``): their confidence is read too.
+        read_outputs: also read the own tags and probabilities of those of them whose tuning
+            parses carry them (:func:`output_carriers`). Off by default: measured on Telugu and
+            Tamil they moved the jackknifed dev AUC by +0.011 and -0.004 (``bench/detect.py
+            --outputs``), and the suspicious-arcs page scores stored trees, which keep no outputs.
 
     Raises:
         ValueError: no tuning words, one class only, mismatched trees, or a confident member
@@ -341,7 +354,8 @@ def fit_detector(train: Sequence[Sentence], tuning: Sequence[ScoredTree], gold: 
         synthetic_given(tuning, gold, copies=synthetic_copies, rate=synthetic_rate, random_state=random_state)
         if synthetic_copies else ([], [], []))
     trees = [*tuning, *given]
-    x = feature_matrix(trees, members, weights, counts, tags, labels, confident)
+    outputs = output_carriers(tuning, confident) if read_outputs else []
+    x = feature_matrix(trees, members, weights, counts, tags, labels, confident, outputs)
     y = wrong_arcs(trees, [*gold, *given_gold])
     if len(y) == 0:
         raise ValueError("the detector needs tuning sentences with words")
@@ -352,13 +366,20 @@ def fit_detector(train: Sequence[Sentence], tuning: Sequence[ScoredTree], gold: 
     a, b = platt(raw, y)
     detector = ArcDetector(list(members), [float(w) for w in weights], tags, labels, counts,
                            fit_boosted_trees(x, y, settings, random_state), a, b,
-                           feature_names(members, tags, labels, confident), params=settings, folds=folds,
-                           confident=list(confident))
+                           feature_names(members, tags, labels, confident, outputs), params=settings,
+                           folds=folds, confident=list(confident), outputs=outputs)
     detector.training_scores = detector.calibrate(raw)
     detector.training_wrong = y
     sizes = [len(t.sentence) for t in trees]
     detector.training_given = np.repeat([t.given for t in trees], sizes).astype(bool)
     return detector
+
+
+def output_carriers(trees: Sequence[ScoredTree], members: Sequence[str]) -> list[str]:
+    """Those of ``members`` whose parses of ``trees`` carry their own UPOS probabilities
+    (``extras["upos_p"]``: the neural member's)."""
+    return [name for name in members
+            if any("upos_p" in tree.member_parses[name].extras for tree in trees)]
 
 
 def tree_of(sentence: Sentence, member_parses: Mapping[str, Parse], *, counted: bool = False) -> ScoredTree:

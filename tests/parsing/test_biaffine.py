@@ -128,6 +128,22 @@ def test_outputs_are_trees_with_joint_tags(parser: BiaffineParser, sentences: li
         for column in ("upos", "xpos", "feats"):
             assert set(parse.extras[column][1:]) <= set(vocabularies[column][2:])  # type: ignore[index]
         assert set(parse.deprels[1:]) <= set(vocabularies["deprels"][2:])
+        for column in ("upos_p", "label_p"):  # the probabilities of its UPOS and of its label at its head
+            sure = np.asarray(parse.extras[column])
+            assert sure.shape == (size,) and sure[0] == 1.0 and ((sure[1:] > 0) & (sure[1:] <= 1)).all()
+        top = parse.extras["head_top"]  # each word's most probable heads before decoding, best first
+        assert isinstance(top, list) and len(top) == size and top[0] == []
+        for d in range(1, size):
+            probabilities = [p for _, p in top[d]]
+            assert len(top[d]) == min(3, size - 1) and probabilities == sorted(probabilities, reverse=True)
+            assert d not in [h for h, _ in top[d]] or size == 2
+            for h, p in top[d]:  # the same distribution as the tree's arc probabilities
+                if h == parse.heads[d]:
+                    assert p == pytest.approx(parse.arc_scores[d], abs=1e-5)
+    labels = np.concatenate([np.asarray(p.extras["label_p"])[1:] for p in parses])
+    right = np.concatenate([[a == b for a, b in zip(p.deprels[1:], s.deprels[1:], strict=True)]
+                            for p, s in zip(parses, held_out, strict=True)])
+    assert labels[right].mean() > labels[~right].mean()  # a probability, not a constant
 
 
 def test_root_labels_only_the_word_attached_to_root(sentences: list[Sentence]) -> None:
