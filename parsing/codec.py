@@ -43,6 +43,7 @@ ALLOWED: dict[str, str] = {
     "ActionSpace": "parsing.neural.search",
     "ISBNParser": "parsing.isbn.parser",
     "BiaffineParser": "parsing.biaffine.member",
+    "LSTMTransitionParser": "parsing.lstm_transition.member",
     "ISBNEncoder": "parsing.isbn.encoding",
     "Adam": "parsing.neural.network",
     "ArcLabeller": "parsing.labeller",

@@ -129,6 +129,11 @@ EXTRA_MEMBERS: dict[str, MemberSpec] = {
                              path_settings=("vectors", "encoder"),
                              setting_requires=(("encoder", "transformers", "pip install transformers"),),
                              seed_offset=1000),
+    "lstm-hybrid": MemberSpec("lstm-hybrid", "parsing.lstm_transition.member", "LSTMTransitionParser",
+                              "transition, arc-hybrid scored by an MLP over BiLSTM vectors of s0-s2 and "
+                              "b0 (Kiperwasser & Goldberg 2016): character + word + UPOS inputs, "
+                              "pseudo-projective, beam search; needs PyTorch (pip install torch==2.13.0)",
+                              requires="torch", install="pip install torch==2.13.0"),
     "isbn": MemberSpec("isbn", "parsing.isbn", "ISBNParser",
                        "feed-forward ISBN (Titov 2008 ch. 5, discriminative): arc-eager, latent "
                        "states linked by 7 structural relations, beam pruned after each shift"),

@@ -24,13 +24,13 @@ Shot = Callable[[Any, str], Path]
 MULTIPLES = "localStorage.removeItem('arcvote.focus'); localStorage.setItem('arcvote.view', 'multiples')"
 
 
-def biaffine_tree(live_app: Flask, sentence_id: int) -> tuple[list[int], list[str]]:
-    """The biaffine member's stored (heads, deprels) of ``sentence_id``."""
+def member_tree(live_app: Flask, sentence_id: int, name: str = "biaffine") -> tuple[list[int], list[str]]:
+    """Member ``name``'s stored (heads, deprels) of ``sentence_id``."""
     with live_app.app_context():
         version = db.session.scalars(select(TreeVersion).where(
             TreeVersion.sentence_id == sentence_id, TreeVersion.kind == "parser",
-            TreeVersion.name == "biaffine").order_by(TreeVersion.version.desc())).first()
-        assert version is not None, "no biaffine tree stored"
+            TreeVersion.name == name).order_by(TreeVersion.version.desc())).first()
+        assert version is not None, f"no {name} tree stored"
         return list(version.heads), list(version.deprels)
 
 
@@ -108,7 +108,7 @@ def test_biaffine_is_trained_in_a_round_scored_and_shown_in_the_editor(
 
     # (b) the editor of a pool sentence: biaffine's tree among the members, its arcs in the table
     sentence_id = first_pool_sentence(live_app, treebank_id)
-    heads, deprels = biaffine_tree(live_app, sentence_id)
+    heads, deprels = member_tree(live_app, sentence_id)
     page.evaluate(MULTIPLES)
     page.goto(f"/workspace/sentences/{sentence_id}")
     page.wait_for_selector("#members figure")

@@ -1,0 +1,297 @@
+"""The ``lstm-hybrid`` member: arc-hybrid transitions over BiLSTM features (Kiperwasser & Goldberg 2016).
+
+Each word is a word embedding (learned from scratch, with word dropout), a character encoder's
+vector and its UPOS embedding (the tags the pipeline gives every member: predicted or gold); a
+BiLSTM reads the sentence, and an MLP scores every labelled action of an arc-hybrid
+configuration from the vectors of s0, s1, s2 and b0 (:mod:`parsing.lstm_transition.network`).
+Its errors differ from the graph-based ``biaffine`` member's (greedy, left to right, local
+decisions), which is what a vote needs.
+
+Training: the static oracle of the ``neural`` member (:func:`parsing.neural.system.oracle_move`;
+non-projective trees lifted pseudo-projectively, restored after parsing), cross-entropy over the
+valid actions of every oracle configuration, whole sentences per mini-batch (one BiLSTM pass
+scores all of a sentence's ``2n`` configurations), Adam, early stopping on dev LAS (greedy
+parses), a time budget. K&G's dynamic oracle with error exploration is not used.
+
+Parsing reuses the ``neural`` member's beam search (:class:`parsing.neural.decoding.BeamDecoding`):
+``beam_size`` hypotheses per sentence give a k-best list (``extras["kbest"]``, for minimum Bayes
+risk), ``arc_scores`` are its posteriors of the chosen arcs, and constrained parsing keeps forced
+arcs by pruning the moves that would make one unbuildable (arc-hybrid is arc-decomposable).
+
+Saved without pickle (:mod:`parsing.persist`): configuration, vocabularies and labels as JSON,
+weights as float32 arrays; loading rebuilds the network.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Self
+
+import numpy as np
+from numpy.typing import NDArray
+
+from parsing.base import BaseParser
+from parsing.biaffine import require_torch
+from parsing.neural import system
+from parsing.neural.decoding import BeamDecoding
+from parsing.neural.search import ActionSpace, Scorer, step_inputs
+from parsing.scorer.metrics import evaluate
+from parsing.transition.state import State
+from parsing.types import Heads, Sentence
+
+if TYPE_CHECKING:
+    from parsing.biaffine.vocab import Vocabulary
+    from parsing.lstm_transition.network import TransitionNetwork
+
+IntArray = NDArray[np.int64]
+_BATCH_NAMES = ("words", "chars", "upos", "xpos", "feats", "lemmas", "deprels")
+
+
+class LSTMTransitionParser(BeamDecoding, BaseParser):
+    """Arc-hybrid parser scored by an MLP over BiLSTM vectors (module docstring).
+
+    Args:
+        word_dim, char_dim, char_hidden, char_encoder: the word's inputs (``char_encoder``
+            ``"lstm"`` or ``"cnn"``, as the ``biaffine`` member's); tag_dim: its UPOS embedding
+            (0: forms only).
+        hidden, layers: the BiLSTM (``hidden`` units each way); mlp_dim: the action MLP's width.
+        dropout, word_dropout: dropout on inputs, states and the MLP; the rate at which a
+            training word becomes the unknown word.
+        beam_size: hypotheses kept per sentence when parsing (1: greedy, as K&G).
+        max_epochs, max_seconds, patience: training stops at the first of them (``patience``
+            epochs without a better dev LAS); the best dev epoch's weights are kept.
+        batch_size: sentences per update; learning_rate: Adam's step size.
+        random_state: seed of initialisation, shuffling and dropout; threads: torch threads.
+
+    Attributes:
+        config_, vocabularies_, weights_: the network's sizes, vocabularies and weights.
+        labels_, space_: the (pseudo-projective) labels and the labelled action space.
+        history_: dev LAS per epoch, the best epoch, seconds and why training stopped.
+    """
+
+    name: ClassVar[str] = "lstm-hybrid"
+    description: ClassVar[str] = "arc-hybrid over BiLSTM features (Kiperwasser & Goldberg 2016)"
+    parse_cost: ClassVar[float] = 3.0
+
+    def __init__(self, *, word_dim: int = 100, char_dim: int = 50, char_hidden: int = 50,
+                 char_encoder: str = "lstm", tag_dim: int = 25, hidden: int = 200, layers: int = 2,
+                 mlp_dim: int = 100, dropout: float = 0.33, word_dropout: float = 0.25, beam_size: int = 4,
+                 max_epochs: int = 40, max_seconds: float = 900.0, patience: int = 5, batch_size: int = 16,
+                 learning_rate: float = 1e-3, random_state: int = 0, threads: int | None = 1,
+                 verbose: bool = False) -> None:
+        require_torch()
+        self.word_dim = word_dim
+        self.char_dim = char_dim
+        self.char_hidden = char_hidden
+        self.char_encoder = char_encoder
+        self.tag_dim = tag_dim
+        self.hidden = hidden
+        self.layers = layers
+        self.mlp_dim = mlp_dim
+        self.dropout = dropout
+        self.word_dropout = word_dropout
+        self.beam_size = beam_size
+        self.max_epochs = max_epochs
+        self.max_seconds = max_seconds
+        self.patience = patience
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.random_state = random_state
+        self.threads = threads
+        self.verbose = verbose
+
+    # ----------------------------------------------------------------- training
+
+    def fit(self, sentences: Sequence[Sentence], dev: Sequence[Sentence] | None = None) -> Self:
+        """Learn from the sentences with a single-rooted tree; ``dev`` (default: a seeded tenth of
+        them held out) picks the epoch.
+
+        Raises:
+            ValueError: no single-rooted training tree, or a setting out of range.
+        """
+        import torch
+
+        from parsing.biaffine.batching import build_vocabularies
+        from parsing.biaffine.runtime import seeded, threads_set
+        from parsing.lstm_transition.network import TransitionConfig, TransitionNetwork
+
+        if self.beam_size < 1 or self.batch_size < 1:
+            raise ValueError(f"beam_size and batch_size are at least 1, got {self.beam_size}, "
+                             f"{self.batch_size}")
+        trees = [s for s in sentences if s.has_tree and len(s) > 0 and np.count_nonzero(s.heads == 0) == 1]
+        if not trees:
+            raise ValueError("the lstm-hybrid member needs a training sentence with a single-rooted tree")
+        held = [s for s in (dev or []) if len(s) > 0 and s.has_tree]
+        if not held:
+            order = np.random.default_rng(self.random_state).permutation(len(trees))
+            cut = max(1, len(trees) // 10) if len(trees) > 1 else 0
+            held = [trees[i] for i in order[:cut]] or trees
+            trees = [trees[i] for i in order[cut:]] or trees
+        lifted = [(s, *system.projectivize(s.heads, s.deprels)) for s in trees]
+        self.labels_ = sorted({label for _, _, labels in lifted for label in labels[1:]})
+        self.space_ = _action_space(lifted, self.labels_)
+        vocabularies = build_vocabularies(trees)
+        config = TransitionConfig(
+            words=len(vocabularies["words"]), chars=len(vocabularies["chars"]),
+            upos=len(vocabularies["upos"]),
+            actions=self.space_.n_actions, word_dim=self.word_dim, char_dim=self.char_dim,
+            char_hidden=self.char_hidden, char_encoder=self.char_encoder, tag_dim=self.tag_dim,
+            hidden=self.hidden, layers=self.layers, mlp_dim=self.mlp_dim, dropout=self.dropout,
+            word_dropout=self.word_dropout)
+        label_ids = {label: number for number, label in enumerate(self.labels_, start=1)}
+        examples = [oracle_examples(heads, labels, self.space_, label_ids) for _, heads, labels in lifted]
+        rng = np.random.default_rng(self.random_state)
+        log = (lambda message: print(f"[lstm-hybrid] {message}", file=sys.stderr)) if self.verbose else None
+        device = torch.device("cpu")
+        with seeded(self.random_state, self.threads, device), threads_set(self.threads):
+            network = TransitionNetwork(config)
+            self.vocabularies_cache = vocabularies
+            self.network_cache = network
+            history = self._train(network, trees, examples, held, rng, log)
+        self.config_ = config.as_dict()
+        self.vocabularies_ = {name: list(vocabulary.items) for name, vocabulary in vocabularies.items()
+                              if name in _BATCH_NAMES}
+        self.weights_ = {key: value.detach().cpu().numpy().copy()
+                         for key, value in network.state_dict().items()}
+        self.history_ = history
+        network.eval()
+        return self
+
+    def _train(self, network: TransitionNetwork, trees: Sequence[Sentence],
+               examples: Sequence[tuple[IntArray, NDArray[np.bool_], IntArray]], held: Sequence[Sentence],
+               rng: np.random.Generator, log: Any) -> dict[str, Any]:
+        """Epochs of mini-batches until the budget, the epochs or the patience run out; the best
+        dev epoch's weights are left in ``network``."""
+        import torch
+
+        from parsing.biaffine.batching import encode
+        from parsing.lstm_transition.network import offsets_of
+
+        optimizer = torch.optim.Adam(network.parameters(), lr=self.learning_rate, betas=(0.9, 0.9))
+        started = time.perf_counter()
+        scores: list[float] = []
+        best_state: dict[str, Any] = {}
+        best_epoch, stopped = 0, "epochs"
+        vocabularies = self.vocabularies_cache
+        for epoch in range(1, self.max_epochs + 1):
+            network.train()
+            order = rng.permutation(len(trees))
+            for start in range(0, len(order), self.batch_size):
+                chosen = order[start:start + self.batch_size].tolist()
+                batch = encode([trees[i] for i in chosen], vocabularies)
+                table = network.table(network.states(batch), batch.lengths)
+                offsets = offsets_of(batch.lengths).tolist()
+                rows = torch.from_numpy(np.concatenate([
+                    np.where(examples[i][0] > 0, examples[i][0] - 1 + offset, 0)
+                    for i, offset in zip(chosen, offsets, strict=True)]))
+                valid = torch.from_numpy(np.concatenate([examples[i][1] for i in chosen]))
+                gold = torch.from_numpy(np.concatenate([examples[i][2] for i in chosen]))
+                logits = network.action_scores(table, rows).masked_fill(~valid, float("-inf"))
+                loss = torch.nn.functional.cross_entropy(logits, gold)
+                optimizer.zero_grad()
+                loss.backward()  # type: ignore[no-untyped-call]
+                torch.nn.utils.clip_grad_norm_(network.parameters(), 5.0)
+                optimizer.step()
+            network.eval()
+            scores.append(100 * evaluate(held, self.predict_greedy(held)).las.f1)
+            if log is not None:
+                log(f"epoch {epoch}: dev LAS {scores[-1]:.2f} ({time.perf_counter() - started:.0f}s)")
+            if scores[-1] > max(scores[:-1], default=-1.0):
+                best_epoch = epoch
+                best_state = {key: value.detach().clone() for key, value in network.state_dict().items()}
+            elif epoch - best_epoch >= self.patience:
+                stopped = "patience"
+                break
+            if time.perf_counter() - started > self.max_seconds:
+                stopped = "time"
+                break
+        network.load_state_dict(best_state)
+        return {"dev_las": scores, "best_epoch": best_epoch,
+                "seconds": round(time.perf_counter() - started, 1), "stopped": stopped}
+
+    # ----------------------------------------------------------------- parsing
+
+    def _network(self) -> tuple[TransitionNetwork, dict[str, Vocabulary]]:
+        """The network and vocabularies, rebuilt from the saved arrays on first use after loading."""
+        if not hasattr(self, "weights_") and "network_cache" not in self.__dict__:
+            raise ValueError("this LSTMTransitionParser is not fitted yet; call fit() or load()")
+        if "network_cache" not in self.__dict__:
+            require_torch()
+            import torch
+
+            from parsing.biaffine.vocab import Vocabulary
+            from parsing.lstm_transition.network import TransitionConfig, TransitionNetwork
+
+            network = TransitionNetwork(TransitionConfig(**self.config_))  # type: ignore[arg-type]
+            network.load_state_dict({key: torch.from_numpy(np.array(value))
+                                     for key, value in self.weights_.items()})
+            network.eval()
+            self.network_cache = network
+            self.vocabularies_cache = {name: Vocabulary(list(items))
+                                       for name, items in self.vocabularies_.items()}
+        return self.network_cache, self.vocabularies_cache
+
+    def _scorer(self, sentences: Sequence[Sentence]) -> tuple[Scorer, IntArray]:
+        """A scorer over the BiLSTM vectors of ``sentences`` (one pass) and each one's ROOT row."""
+        import torch
+
+        from parsing.biaffine.batching import encode
+        from parsing.biaffine.runtime import threads_set
+        from parsing.lstm_transition.network import SLOTS, offsets_of
+
+        network, vocabularies = self._network()
+        with torch.inference_mode(), threads_set(self.threads):
+            batch = encode(sentences, vocabularies)
+            table = network.table(network.states(batch), batch.lengths)
+        offsets = offsets_of(batch.lengths).numpy().astype(np.int64)
+
+        def score(rows: IntArray, labels: IntArray, valid: NDArray[np.bool_]) -> NDArray[np.floating]:
+            with torch.inference_mode(), threads_set(self.threads):
+                logits = network.action_scores(table, torch.from_numpy(np.ascontiguousarray(rows[:, :SLOTS])))
+                masked = logits.double().masked_fill(~torch.from_numpy(valid), float("-inf"))
+                result: NDArray[np.floating] = torch.log_softmax(masked, dim=-1).numpy()
+            return result
+
+        return score, offsets
+
+    def _encode(self, sentences: Sequence[Sentence]) -> tuple[IntArray, IntArray]:
+        raise NotImplementedError("the lstm-hybrid member scores from its network (_scorer)")
+
+
+def _action_space(lifted: Sequence[tuple[Sentence, Heads, list[str]]], labels: Sequence[str]) -> ActionSpace:
+    """The labelled actions, with the labels seen on ROOT's dependent and on other arcs."""
+    ids = {label: number for number, label in enumerate(labels, start=1)}
+    root = np.zeros(len(labels) + 1, dtype=bool)
+    other = np.zeros_like(root)
+    for _, heads, names in lifted:
+        numbers = [ids[name] for name in names[1:]]
+        np.logical_or.at(root, numbers, heads[1:] == 0)
+        np.logical_or.at(other, numbers, heads[1:] != 0)
+    return ActionSpace(root, other)
+
+
+def oracle_examples(heads: Heads, labels: Sequence[str], space: ActionSpace, label_ids: dict[str, int]
+                    ) -> tuple[IntArray, NDArray[np.bool_], IntArray]:
+    """The static oracle's configurations of one projective, single-rooted tree: the slots'
+    positions plus one (0: empty) ``(2n, SLOTS)``, the valid actions ``(2n, A)`` and the gold
+    action ``(2n,)``.
+
+    Raises:
+        ValueError: the tree is not projective or not single-rooted (lift it first).
+    """
+    from parsing.lstm_transition.network import SLOTS
+
+    states: list[State] = []
+    actions: list[int] = []
+    state = system.start(len(heads) - 1)
+    while not system.is_final(state):
+        move = system.oracle_move(state, heads)
+        label = label_ids[labels[system.dependent(state, move)]] if move != system.SHIFT else -1
+        states.append(state)
+        actions.append(space.encode(move, label))
+        state = system.advance(state, move, label)
+    rows, _, valid = step_inputs(states, space, np.ones(len(states), dtype=np.int64))
+    gold = np.array(actions, dtype=np.int64)
+    return rows[:, :SLOTS].astype(np.int64), valid, gold
