@@ -70,7 +70,8 @@ def table(rows: dict[tuple[str, str], dict[str, Any]], methods: list[str]) -> st
         if first is not None and treebank in UDPIPE2_LAS and treebank != "UD_Irish-IDT":
             gains["vs UDPipe 2"].append(first - UDPIPE2_LAS[treebank])
     if neural_gains:
-        out.append(f"\nbest neural member vs best classic member: mean {statistics.mean(neural_gains):+.2f} over "
+        mean = statistics.mean(neural_gains)
+        out.append(f"\nbest neural member vs best classic member: mean {mean:+.2f} over "
                    f"{len(neural_gains)} ({', '.join(f'{v:+.2f}' for v in neural_gains)})")
     for label, values in gains.items():
         if values:

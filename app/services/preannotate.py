@@ -67,7 +67,7 @@ FAST_MEMBER_PARAMS: dict[str, dict[str, Any]] = {
               "label_dim": 16, "max_epochs": 3, "max_seconds": 60.0, "batch_size": 8}
        for name in ("biaffine", "biaffine-b")},
     "lstm-hybrid": {"word_dim": 16, "char_dim": 8, "char_hidden": 16, "tag_dim": 8, "hidden": 32, "layers": 1,
-                    "mlp_dim": 32, "dropout": 0.1, "word_dropout": 0.1, "max_epochs": 30, "patience": 30,
+                    "mlp_dim": 32, "dropout": 0.1, "word_dropout": 0.1, "max_epochs": 8, "patience": 8,
                     "max_seconds": 60.0, "batch_size": 8, "learning_rate": 1e-2},
 }
 """Cheap settings (``MEMBER_PARAMS``) for tests and quick trials: a few epochs each."""

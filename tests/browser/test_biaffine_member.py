@@ -133,8 +133,8 @@ def test_biaffine_is_trained_in_a_round_scored_and_shown_in_the_editor(
 
 def test_the_panel_ticks_the_neural_member_and_its_vote_when_the_pool_needs_predicted_tags(
         ui: Any, live_app: Flask, screenshot: Shot) -> None:
-    """A pool of raw text: the panel proposes predicted tags, the nine members and biaffine
-    ticked, and names the predicted-tag default vote (vote-tuned-labels) among the methods."""
+    """A pool of raw text: the panel proposes predicted tags, the nine members and the two neural
+    ones ticked, and names the predicted-tag default vote (vote-tuned-labels) among the methods."""
     pytest.importorskip("torch")
     from app.models import User
     from app.services.imports import import_text
@@ -152,7 +152,7 @@ def test_the_panel_ticks_the_neural_member_and_its_vote_when_the_pool_needs_pred
     boxes = form.locator('input[name="parsers"]').all()
     ticked = [box.get_attribute("value") for box in boxes if box.is_checked()]
     assert ticked == ["graph1", "graph2", "eager", "eager-rtl", "swap", "swap-rtl", "hybrid", "hybrid-rtl",
-                      "neural", "biaffine"]
+                      "neural", "biaffine", "lstm-hybrid"]
     neural = page.locator('#more-members input[value="biaffine"]')
     assert neural.is_visible() and neural.is_checked() and neural.is_enabled()
     method = form.locator('select[name="ensemble"]')

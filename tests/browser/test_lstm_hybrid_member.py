@@ -23,13 +23,18 @@ Shot = Callable[[Any, str], Path]
 
 
 def test_lstm_hybrid_is_trained_in_a_round_scored_and_shown_in_the_editor(
-        ui: Any, live_app: Flask, screenshot: Shot) -> None:
+        ui: Any, live_app: Flask, screenshot: Shot, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("torch")
+    from app.services.preannotate import FAST_MEMBER_PARAMS
+
+    longer = {**FAST_MEMBER_PARAMS["lstm-hybrid"], "max_epochs": 30, "patience": 30}
+    monkeypatch.setitem(live_app.config, "MEMBER_PARAMS", {  # enough epochs to draw a plausible tree
+        **FAST_MEMBER_PARAMS, "lstm-hybrid": longer})
     page = ui
     treebank_id = import_rounds_demo(live_app, "lstm-hybrid demo")
     page.goto(f"/workspace/treebanks/{treebank_id}")
     box = page.locator('#more-members input[name="parsers"][value="lstm-hybrid"]')
-    assert box.count() == 1 and box.is_enabled() and not box.is_checked()  # offered, not a default
+    assert box.count() == 1 and box.is_enabled() and not box.is_checked()  # gold tags here: not a default
     title = page.locator('#more-members label:has(input[value="lstm-hybrid"])').get_attribute("title") or ""
     assert "Kiperwasser" in title
     assert "lstm-hybrid" in page.inner_text("#more-members .help")  # what it is and what it adds
