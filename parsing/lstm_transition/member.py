@@ -11,7 +11,8 @@ Training: the static oracle of the ``neural`` member (:func:`parsing.neural.syst
 non-projective trees lifted pseudo-projectively, restored after parsing), cross-entropy over the
 valid actions of every oracle configuration, whole sentences per mini-batch (one BiLSTM pass
 scores all of a sentence's ``2n`` configurations), Adam, early stopping on dev LAS (greedy
-parses), a time budget. K&G's dynamic oracle with error exploration is not used.
+parses), a time budget. K&G's training with exploration (a dynamic oracle) is an option,
+``explore`` (:mod:`parsing.lstm_transition.explore`), off by default.
 
 Parsing reuses the ``neural`` member's beam search (:class:`parsing.neural.decoding.BeamDecoding`):
 ``beam_size`` hypotheses per sentence give a k-best list (``extras["kbest"]``, for minimum Bayes
@@ -63,6 +64,12 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
         max_epochs, max_seconds, patience: training stops at the first of them (``patience``
             epochs without a better dev LAS); the best dev epoch's weights are kept.
         batch_size: sentences per update; learning_rate: Adam's step size.
+        explore: after the first epoch, train with exploration (:mod:`parsing.lstm_transition.explore`):
+            the network parses its training sentences and learns the least-cost moves of the
+            configurations it reaches, following its own wrong move with this probability
+            (K&G: 0.9); 0 (the default) trains on the static oracle's configurations only.
+            Measured on dev with gold tags (default settings, one seed): Tamil 69.68 -> 70.86
+            LAS at 0.9, Telugu 84.14 -> 82.63 (0.9) and 82.18 (0.5): no reliable gain.
         random_state: seed of initialisation, shuffling and dropout; threads: torch threads.
 
     Attributes:
@@ -79,8 +86,8 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
                  char_encoder: str = "lstm", tag_dim: int = 25, hidden: int = 200, layers: int = 2,
                  mlp_dim: int = 100, dropout: float = 0.33, word_dropout: float = 0.25, beam_size: int = 4,
                  max_epochs: int = 40, max_seconds: float = 900.0, patience: int = 5, batch_size: int = 16,
-                 learning_rate: float = 1e-3, random_state: int = 0, threads: int | None = 1,
-                 verbose: bool = False) -> None:
+                 learning_rate: float = 1e-3, explore: float = 0.0, random_state: int = 0,
+                 threads: int | None = 1, verbose: bool = False) -> None:
         require_torch()
         self.word_dim = word_dim
         self.char_dim = char_dim
@@ -98,6 +105,7 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
         self.patience = patience
         self.batch_size = batch_size
         self.learning_rate = learning_rate
+        self.explore = explore
         self.random_state = random_state
         self.threads = threads
         self.verbose = verbose
@@ -117,6 +125,8 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
         from parsing.biaffine.runtime import seeded, threads_set
         from parsing.lstm_transition.network import TransitionConfig, TransitionNetwork
 
+        if not 0.0 <= self.explore <= 1.0:
+            raise ValueError(f"explore is a probability in [0, 1], got {self.explore}")
         if self.beam_size < 1 or self.batch_size < 1:
             raise ValueError(f"beam_size and batch_size are at least 1, got {self.beam_size}, "
                              f"{self.batch_size}")
@@ -142,6 +152,7 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
             word_dropout=self.word_dropout)
         label_ids = {label: number for number, label in enumerate(self.labels_, start=1)}
         examples = [oracle_examples(heads, labels, self.space_, label_ids) for _, heads, labels in lifted]
+        self.gold_cache = [(heads, [0, *(label_ids[x] for x in labels[1:])]) for _, heads, labels in lifted]
         rng = np.random.default_rng(self.random_state)
         log = (lambda message: print(f"[lstm-hybrid] {message}", file=sys.stderr)) if self.verbose else None
         device = torch.device("cpu")
@@ -150,6 +161,7 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
             self.vocabularies_cache = vocabularies
             self.network_cache = network
             history = self._train(network, trees, examples, held, rng, log)
+        del self.gold_cache
         self.config_ = config.as_dict()
         self.vocabularies_ = {name: list(vocabulary.items) for name, vocabulary in vocabularies.items()
                               if name in _BATCH_NAMES}
@@ -167,6 +179,7 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
         import torch
 
         from parsing.biaffine.batching import encode
+        from parsing.lstm_transition.explore import exploration_loss
         from parsing.lstm_transition.network import offsets_of
 
         optimizer = torch.optim.Adam(network.parameters(), lr=self.learning_rate, betas=(0.9, 0.9))
@@ -183,13 +196,17 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
                 batch = encode([trees[i] for i in chosen], vocabularies)
                 table = network.table(network.states(batch), batch.lengths)
                 offsets = offsets_of(batch.lengths).tolist()
-                rows = torch.from_numpy(np.concatenate([
-                    np.where(examples[i][0] > 0, examples[i][0] - 1 + offset, 0)
-                    for i, offset in zip(chosen, offsets, strict=True)]))
-                valid = torch.from_numpy(np.concatenate([examples[i][1] for i in chosen]))
-                gold = torch.from_numpy(np.concatenate([examples[i][2] for i in chosen]))
-                logits = network.action_scores(table, rows).masked_fill(~valid, float("-inf"))
-                loss = torch.nn.functional.cross_entropy(logits, gold)
+                if self.explore > 0 and epoch > 1:
+                    loss = exploration_loss(network, table, offsets, [self.gold_cache[i] for i in chosen],
+                                            self.space_, self.explore, rng)
+                else:
+                    rows = torch.from_numpy(np.concatenate([
+                        np.where(examples[i][0] > 0, examples[i][0] - 1 + offset, 0)
+                        for i, offset in zip(chosen, offsets, strict=True)]))
+                    valid = torch.from_numpy(np.concatenate([examples[i][1] for i in chosen]))
+                    gold = torch.from_numpy(np.concatenate([examples[i][2] for i in chosen]))
+                    logits = network.action_scores(table, rows).masked_fill(~valid, float("-inf"))
+                    loss = torch.nn.functional.cross_entropy(logits, gold)
                 optimizer.zero_grad()
                 loss.backward()  # type: ignore[no-untyped-call]
                 torch.nn.utils.clip_grad_norm_(network.parameters(), 5.0)

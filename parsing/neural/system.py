@@ -81,3 +81,10 @@ def oracle_move(state: State, gold_heads: NDArray[np.intp]) -> int:
         if valid[move] and _SYSTEM.cost(state, MOVES[move], gold_heads) == 0:
             return move
     raise ValueError("no zero-cost move: the gold tree is not projective or not single-rooted")
+
+
+def move_costs(state: State, gold_heads: NDArray[np.intp]) -> list[int | None]:
+    """The dynamic oracle's cost of each move (gold arcs it makes unreachable; Goldberg & Nivre
+    2013), ``None`` where the move is not valid (:func:`valid_moves`)."""
+    return [_SYSTEM.cost(state, MOVES[move], gold_heads) if ok else None
+            for move, ok in enumerate(valid_moves(state))]

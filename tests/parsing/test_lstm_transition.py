@@ -177,3 +177,28 @@ def test_the_library_imports_without_torch_and_the_member_says_how_to_get_it() -
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                             cwd=Path(__file__).resolve().parents[2])
     assert "pip install torch==2.13.0" in result.stdout
+
+
+def test_training_with_exploration_learns_from_its_own_configurations(sentences: list[Sentence]) -> None:
+    """With ``explore`` the network parses its training sentences from the second epoch on and
+    learns the least-cost moves where it lands: it learns the trees it saw, if more slowly than
+    from the static oracle alone (its own wrong turns are part of what it sees)."""
+    first = LSTMTransitionParser(**TINY, max_epochs=1).fit(sentences[:40], sentences[:40])
+    explorer = LSTMTransitionParser(**TINY, explore=0.9, max_epochs=25, patience=25).fit(sentences[:40],
+                                                                                       sentences[:40])
+    learned = evaluate(sentences[:40], explorer.predict(sentences[:40])).las.f1
+    assert learned > 0.6 and learned > evaluate(sentences[:40], first.predict(sentences[:40])).las.f1 + 0.2
+    assert "gold_cache" not in vars(explorer)
+    with pytest.raises(ValueError, match="explore"):
+        LSTMTransitionParser(**TINY, explore=1.5).fit(sentences[:5])
+
+
+def test_the_best_actions_are_the_least_cost_moves_with_the_gold_label() -> None:
+    from parsing.lstm_transition.explore import best_actions
+
+    space = ActionSpace(np.array([False, True, False]), np.ones(3, dtype=bool))  # label 1 only on ROOT
+    valid = np.ones(space.n_actions, dtype=bool)
+    assert best_actions([0, 0, 2], space, valid, 2).tolist() == [True, False, True, False, False]
+    assert best_actions([3, None, 1], space, valid, 1).tolist() == [False, False, False, True, False]
+    valid[space.encode(system.RIGHT, 1)] = False  # the gold label is not allowed: any label of the move
+    assert best_actions([3, None, 1], space, valid, 1).tolist() == [False, False, False, False, True]
