@@ -20,7 +20,13 @@ this package imports it only where a network is built, and the library imports w
 
 from __future__ import annotations
 
-TORCH_HINT = ("the biaffine member needs PyTorch: pip install torch==2.13.0 "
+from collections.abc import Sequence
+
+import numpy as np
+
+from parsing.types import Sentence
+
+TORCH_HINT = ("the {member} member needs PyTorch: pip install torch==2.13.0 "
               "(or pip install -e '.[neural]'; the exact pin gets the CPU wheel)")
 
 
@@ -43,8 +49,8 @@ def require_transformers() -> object:
         raise ImportError(TRANSFORMERS_HINT) from error
 
 
-def require_torch() -> None:
-    """Check PyTorch can be imported.
+def require_torch(member: str = "biaffine") -> None:
+    """Check PyTorch can be imported for ``member``.
 
     Raises:
         ImportError: it cannot, with :data:`TORCH_HINT` saying how to install it.
@@ -52,4 +58,25 @@ def require_torch() -> None:
     try:
         import torch  # noqa: F401
     except ImportError as error:
-        raise ImportError(TORCH_HINT) from error
+        raise ImportError(TORCH_HINT.format(member=member)) from error
+
+
+def held_out_split(train: Sequence[Sentence], dev: Sequence[Sentence] | None,
+                   seed: int) -> tuple[list[Sentence], list[Sentence]]:
+    """``(training sentences, early-stopping sentences)`` of a neural member: ``dev``'s complete
+    trees when it has any, else a seeded tenth of ``train`` held out (all of it when it has one
+    sentence).
+
+    Examples:
+        >>> train = [Sentence.from_words(["a"], heads=[0], deprels=["root"], sent_id=str(i))
+        ...          for i in range(20)]
+        >>> fitted, held = held_out_split(train, None, 0)
+        >>> len(fitted), len(held), {s.sent_id for s in fitted} & {s.sent_id for s in held}
+        (18, 2, set())
+    """
+    held = [s for s in (dev or []) if len(s) > 0 and s.has_tree]
+    if held:
+        return list(train), held
+    order = np.random.default_rng(seed).permutation(len(train))
+    cut = max(1, len(train) // 10) if len(train) > 1 else 0
+    return [train[i] for i in order[cut:]] or list(train), [train[i] for i in order[:cut]] or list(train)

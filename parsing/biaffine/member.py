@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self
 import numpy as np
 
 from parsing.base import BaseParser
-from parsing.biaffine import TRANSFORMERS_HINT, require_torch
+from parsing.biaffine import TRANSFORMERS_HINT, held_out_split, require_torch
 from parsing.biaffine.feats import feature_groups, group_matrix
 from parsing.biaffine.runtime import resolve_device, seeded, threads_set
 from parsing.constraints import Constraints, finish_parse, force_scores, validate_all
@@ -201,12 +201,7 @@ class BiaffineParser(BaseParser):
         train = [_annotated_only(s) for s in sentences if len(s) > 0]
         if not train:
             raise ValueError("the biaffine member needs at least one non-empty training sentence")
-        held = [s for s in (dev or []) if len(s) > 0 and s.has_tree]
-        if not held:
-            order = np.random.default_rng(self.random_state).permutation(len(train))
-            cut = max(1, len(train) // 10) if len(train) > 1 else 0
-            held = [train[i] for i in order[:cut]] or train
-            train = [train[i] for i in order[cut:]] or train
+        train, held = held_out_split(train, dev, self.random_state)
         if self.feats not in ("whole", "categories"):
             raise ValueError(f"feats is 'whole' or 'categories', got {self.feats!r}")
         vocabularies = build_vocabularies(train, feature_categories=self.feats == "categories")

@@ -34,7 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from parsing.base import BaseParser
-from parsing.biaffine import require_torch
+from parsing.biaffine import held_out_split, require_torch
 from parsing.neural import system
 from parsing.neural.decoding import BeamDecoding
 from parsing.neural.search import ActionSpace, Scorer, step_inputs
@@ -88,7 +88,7 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
                  max_epochs: int = 40, max_seconds: float = 900.0, patience: int = 5, batch_size: int = 16,
                  learning_rate: float = 1e-3, explore: float = 0.0, random_state: int = 0,
                  threads: int | None = 1, verbose: bool = False) -> None:
-        require_torch()
+        require_torch(self.name)
         self.word_dim = word_dim
         self.char_dim = char_dim
         self.char_hidden = char_hidden
@@ -133,12 +133,7 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
         trees = [s for s in sentences if s.has_tree and len(s) > 0 and np.count_nonzero(s.heads == 0) == 1]
         if not trees:
             raise ValueError("the lstm-hybrid member needs a training sentence with a single-rooted tree")
-        held = [s for s in (dev or []) if len(s) > 0 and s.has_tree]
-        if not held:
-            order = np.random.default_rng(self.random_state).permutation(len(trees))
-            cut = max(1, len(trees) // 10) if len(trees) > 1 else 0
-            held = [trees[i] for i in order[:cut]] or trees
-            trees = [trees[i] for i in order[cut:]] or trees
+        trees, held = held_out_split(trees, dev, self.random_state)
         lifted = [(s, *system.projectivize(s.heads, s.deprels)) for s in trees]
         self.labels_ = sorted({label for _, _, labels in lifted for label in labels[1:]})
         self.space_ = _action_space(lifted, self.labels_)
@@ -235,7 +230,7 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
         if not hasattr(self, "weights_") and "network_cache" not in self.__dict__:
             raise ValueError("this LSTMTransitionParser is not fitted yet; call fit() or load()")
         if "network_cache" not in self.__dict__:
-            require_torch()
+            require_torch(self.name)
             import torch
 
             from parsing.biaffine.vocab import Vocabulary

@@ -34,6 +34,21 @@ def member_tree(live_app: Flask, sentence_id: int, name: str = "biaffine") -> tu
         return list(version.heads), list(version.deprels)
 
 
+def member_in_editor(page: Any, sentence_id: int, name: str) -> tuple[list[str], list[int], list[str]]:
+    """The editor of ``sentence_id`` in small multiples: the members drawn, the words whose arcs
+    member ``name``'s figure draws, and its column of the word table ("HEAD label" per word)."""
+    page.evaluate(MULTIPLES)
+    page.goto(f"/workspace/sentences/{sentence_id}")
+    page.wait_for_selector("#members figure")
+    names = page.locator("#members figure figcaption strong").all_text_contents()
+    figure = page.locator(f"#members figure[data-member='{names.index(name)}'] .tree-scroll")
+    drawn = figure.locator(".arc").evaluate_all("arcs => arcs.map((a) => Number(a.dataset.dep))")
+    header = page.locator("#tokens thead th").all_text_contents()  # (inner text is upper-cased by the CSS)
+    cells = page.locator("#tokens tbody tr").evaluate_all(
+        "(rows, c) => rows.map((r) => r.cells[c].textContent)", header.index(name))
+    return names, drawn, cells
+
+
 def first_pool_sentence(live_app: Flask, treebank_id: int) -> int:
     with live_app.app_context():
         return int(db.session.scalars(select(Sentence.id).join(Document).where(
@@ -109,19 +124,9 @@ def test_biaffine_is_trained_in_a_round_scored_and_shown_in_the_editor(
     # (b) the editor of a pool sentence: biaffine's tree among the members, its arcs in the table
     sentence_id = first_pool_sentence(live_app, treebank_id)
     heads, deprels = member_tree(live_app, sentence_id)
-    page.evaluate(MULTIPLES)
-    page.goto(f"/workspace/sentences/{sentence_id}")
-    page.wait_for_selector("#members figure")
-    names = page.locator("#members figure figcaption strong").all_text_contents()
+    names, drawn, cells = member_in_editor(page, sentence_id, "biaffine")
     assert sorted(names) == ["biaffine", "graph1"]
-    figure = page.locator(f"#members figure[data-member='{names.index('biaffine')}'] .tree-scroll")
-    drawn = figure.locator(".arc").evaluate_all("arcs => arcs.map((a) => Number(a.dataset.dep))")
     assert sorted(drawn) == list(range(1, len(heads) + 1))  # one arc per word
-    table = page.locator("#tokens")
-    header = table.locator("thead th").all_text_contents()  # (inner text is upper-cased by the CSS)
-    column = header.index("biaffine")
-    cells = table.locator("tbody tr").evaluate_all(
-        "(rows, c) => rows.map((r) => r.cells[c].textContent)", column)
     assert cells == [f"{h} {d}" for h, d in zip(heads, deprels, strict=True)]
     assert all((d == "root") == (h == 0) for h, d in zip(heads, deprels, strict=True))  # UD's root rule
     page.locator("#tokens tbody tr").first.click()  # word 1 in the panel: biaffine's vote among the heads

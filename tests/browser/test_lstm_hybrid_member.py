@@ -15,7 +15,7 @@ from sqlalchemy import select
 
 from app.extensions import db
 from app.parser_models import TrainingRound
-from tests.browser.test_biaffine_member import MULTIPLES, first_pool_sentence, member_tree
+from tests.browser.test_biaffine_member import first_pool_sentence, member_in_editor, member_tree
 from tests.browser.test_rounds_page import import_rounds_demo, run_round
 
 pytestmark = pytest.mark.browser
@@ -57,16 +57,8 @@ def test_lstm_hybrid_is_trained_in_a_round_scored_and_shown_in_the_editor(
 
     sentence_id = first_pool_sentence(live_app, treebank_id)  # the editor: its tree among the members
     heads, deprels = member_tree(live_app, sentence_id, "lstm-hybrid")
-    page.evaluate(MULTIPLES)
-    page.goto(f"/workspace/sentences/{sentence_id}")
-    page.wait_for_selector("#members figure")
-    names = page.locator("#members figure figcaption strong").all_text_contents()
+    names, drawn, cells = member_in_editor(page, sentence_id, "lstm-hybrid")
     assert sorted(names) == ["graph1", "lstm-hybrid"]
-    figure = page.locator(f"#members figure[data-member='{names.index('lstm-hybrid')}'] .tree-scroll")
-    drawn = figure.locator(".arc").evaluate_all("arcs => arcs.map((a) => Number(a.dataset.dep))")
     assert sorted(drawn) == list(range(1, len(heads) + 1))  # one arc per word
-    header = page.locator("#tokens thead th").all_text_contents()
-    cells = page.locator("#tokens tbody tr").evaluate_all(
-        "(rows, c) => rows.map((r) => r.cells[c].textContent)", header.index("lstm-hybrid"))
     assert cells == [f"{h} {d}" for h, d in zip(heads, deprels, strict=True)]
     shutil.copyfile(screenshot(page, "editor-lstm-hybrid"), "/tmp/editor-lstm-hybrid.png")

@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
 import pytest
 
 from parsing.conllu_io import load_sentences
@@ -23,3 +31,46 @@ def short_sentences(treebank: str, read: int, count: int, longest: int = 9) -> l
     if not path.is_file():
         pytest.skip(f"{path.parent.name} not found under {UD_ROOT}")
     return [s for s in load_sentences(path)[:read] if len(s) <= longest][:count]
+
+
+def import_without_torch(modules: str, member: str) -> str:
+    """What a Python process without PyTorch prints when it imports ``modules`` (comma-separated)
+    and then builds ``member``: the member's ImportError message."""
+    code = ("import sys\n"
+            "class NoTorch:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name.split('.')[0] == 'torch':\n"
+            "            raise ImportError('no torch here')\n"
+            "sys.meta_path.insert(0, NoTorch())\n"
+            f"import {modules}\n"
+            "from parsing.members import build_member\n"
+            f"try:\n    build_member({member!r})\nexcept ImportError as error:\n    print(error)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                            cwd=Path(__file__).resolve().parents[2])
+    return result.stdout
+
+
+def assert_seeded(parser_class: Any, settings: dict[str, Any], train: list[Sentence],
+                  dev: list[Sentence]) -> None:
+    """Two fits with one seed give the same weights (``weights_``), a fit with another seed others."""
+    first = parser_class(**settings, random_state=5).fit(train, dev)
+    second = parser_class(**settings, random_state=5).fit(train, dev)
+    other = parser_class(**settings, random_state=6).fit(train, dev)
+    assert first.weights_.keys() == second.weights_.keys()
+    assert all(np.array_equal(first.weights_[k], second.weights_[k]) for k in first.weights_)
+    assert not all(np.array_equal(first.weights_[k], other.weights_[k]) for k in first.weights_)
+
+
+def saved_without_pickle(parser: Any, path: Path) -> Any:
+    """Save ``parser`` to ``path``, check the file is an npz of plain arrays naming its class, and
+    load it back (its network not yet rebuilt)."""
+    parser.save(path)
+    with zipfile.ZipFile(path) as archive:
+        assert all(name.endswith(".npy") for name in archive.namelist())
+    with np.load(path, allow_pickle=False) as data:
+        header = json.loads(bytes(data["header"]).decode("utf-8"))
+        assert header["class"] == type(parser).__name__
+        assert all(data[name].dtype.kind != "O" for name in data.files)
+    loaded = type(parser).load(path)
+    assert "network_cache" not in vars(loaded)
+    return loaded

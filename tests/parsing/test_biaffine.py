@@ -4,8 +4,6 @@ pickle, and that it learns (a tiny network overfits its training sentences)."""
 
 from __future__ import annotations
 
-import json
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +20,7 @@ from parsing.constraints import Constraints  # noqa: E402
 from parsing.scorer.metrics import evaluate  # noqa: E402
 from parsing.trees import is_tree  # noqa: E402
 from parsing.types import ROOT, Sentence  # noqa: E402
-from tests.parsing.biaffine_data import AFRIKAANS, TINY  # noqa: E402
+from tests.parsing.biaffine_data import AFRIKAANS, TINY, assert_seeded, saved_without_pickle  # noqa: E402
 from tests.parsing.conftest import UD_ROOT  # noqa: E402
 
 TELUGU = UD_ROOT / "UD_Telugu-MTG" / "te_mtg-ud-train.conllu"
@@ -185,16 +183,7 @@ def test_forced_arcs_and_labels_are_always_kept(parser: BiaffineParser, sentence
 
 def test_model_file_is_npz_without_pickle_and_round_trips(parser: BiaffineParser, sentences: list[Sentence],
                                                           tmp_path: Path) -> None:
-    path = tmp_path / "biaffine.model"
-    parser.save(path)
-    with zipfile.ZipFile(path) as archive:
-        assert all(name.endswith(".npy") for name in archive.namelist())
-    with np.load(path, allow_pickle=False) as data:
-        header = json.loads(bytes(data["header"]).decode("utf-8"))
-        assert header["class"] == "BiaffineParser"
-        assert all(data[name].dtype.kind != "O" for name in data.files)
-    loaded = BiaffineParser.load(path)
-    assert "network_cache" not in vars(loaded)
+    loaded = saved_without_pickle(parser, tmp_path / "biaffine.model")
     before, after = parser.predict(sentences[40:]), loaded.predict(sentences[40:])
     for first, second in zip(before, after, strict=True):
         assert first.heads.tolist() == second.heads.tolist() and first.deprels == second.deprels
@@ -203,13 +192,7 @@ def test_model_file_is_npz_without_pickle_and_round_trips(parser: BiaffineParser
 
 
 def test_training_is_deterministic_with_a_seed(sentences: list[Sentence]) -> None:
-    settings = {**TINY, "max_epochs": 2, "patience": 2}
-    first = BiaffineParser(**settings, random_state=5).fit(sentences[:20], sentences[20:30])
-    second = BiaffineParser(**settings, random_state=5).fit(sentences[:20], sentences[20:30])
-    other = BiaffineParser(**settings, random_state=6).fit(sentences[:20], sentences[20:30])
-    assert first.weights_.keys() == second.weights_.keys()
-    assert all(np.array_equal(first.weights_[k], second.weights_[k]) for k in first.weights_)
-    assert not all(np.array_equal(first.weights_[k], other.weights_[k]) for k in first.weights_)
+    assert_seeded(BiaffineParser, {**TINY, "max_epochs": 2, "patience": 2}, sentences[:20], sentences[20:30])
 
 
 def test_without_dev_a_tenth_is_held_out_and_gold_tags_are_read(sentences: list[Sentence]) -> None:

@@ -3,13 +3,12 @@ inputs; predicted tags: its own, from gold training targets), and a clear error 
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from parsing.members import EXTRA_MEMBERS, MEMBERS, is_self_tagging, tag_mode_params
+from tests.parsing.biaffine_data import import_without_torch
 from tests.parsing.conftest import UD_ROOT
 
 AFRIKAANS = UD_ROOT / "UD_Afrikaans-AfriBooms" / "af_afribooms-ud-train.conllu"
@@ -26,18 +25,9 @@ def test_registered_as_a_named_extra_member_that_tags_itself() -> None:
 
 
 def test_the_library_imports_without_torch_and_the_member_says_how_to_get_it() -> None:
-    code = ("import sys\n"
-            "class NoTorch:\n"
-            "    def find_spec(self, name, path=None, target=None):\n"
-            "        if name.split('.')[0] == 'torch':\n"
-            "            raise ImportError('no torch here')\n"
-            "sys.meta_path.insert(0, NoTorch())\n"
-            "import parsing, parsing.pipeline, parsing.members, parsing.biaffine, parsing.biaffine.member\n"
-            "from parsing.members import build_member\n"
-            "try:\n    build_member('biaffine')\nexcept ImportError as error:\n    print(error)\n")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                            cwd=Path(__file__).resolve().parents[2])
-    assert "pip install torch==2.13.0" in result.stdout
+    message = import_without_torch("parsing, parsing.pipeline, parsing.members, parsing.biaffine, "
+                                   "parsing.biaffine.member", "biaffine")
+    assert "the biaffine member needs PyTorch" in message and "pip install torch==2.13.0" in message
 
 
 @pytest.mark.parametrize("tags", ["gold", "predicted"])

@@ -3,10 +3,6 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +19,12 @@ from parsing.neural.search import ActionSpace  # noqa: E402
 from parsing.scorer.metrics import evaluate  # noqa: E402
 from parsing.trees import is_tree  # noqa: E402
 from parsing.types import Sentence  # noqa: E402
-from tests.parsing.biaffine_data import short_sentences  # noqa: E402
+from tests.parsing.biaffine_data import (  # noqa: E402
+    assert_seeded,
+    import_without_torch,
+    saved_without_pickle,
+    short_sentences,
+)
 
 TINY = {"word_dim": 24, "char_dim": 12, "char_hidden": 16, "tag_dim": 8, "hidden": 48, "layers": 1,
         "mlp_dim": 32, "dropout": 0.0, "word_dropout": 0.0, "batch_size": 8, "learning_rate": 5e-3}
@@ -122,16 +123,7 @@ def test_forced_arcs_and_labels_are_always_kept(parser: LSTMTransitionParser,
 
 def test_model_file_is_npz_without_pickle_and_round_trips(parser: LSTMTransitionParser,
                                                           sentences: list[Sentence], tmp_path: Path) -> None:
-    path = tmp_path / "lstm-hybrid.model"
-    parser.save(path)
-    with zipfile.ZipFile(path) as archive:
-        assert all(name.endswith(".npy") for name in archive.namelist())
-    with np.load(path, allow_pickle=False) as data:
-        header = json.loads(bytes(data["header"]).decode("utf-8"))
-        assert header["class"] == "LSTMTransitionParser"
-        assert all(data[name].dtype.kind != "O" for name in data.files)
-    loaded = LSTMTransitionParser.load(path)
-    assert "network_cache" not in vars(loaded)
+    loaded = saved_without_pickle(parser, tmp_path / "lstm-hybrid.model")
     for first, second in zip(parser.predict(sentences[40:]), loaded.predict(sentences[40:]), strict=True):
         assert first.heads.tolist() == second.heads.tolist() and first.deprels == second.deprels
         np.testing.assert_allclose(first.arc_scores, second.arc_scores)  # type: ignore[arg-type]
@@ -139,12 +131,7 @@ def test_model_file_is_npz_without_pickle_and_round_trips(parser: LSTMTransition
 
 def test_training_is_deterministic_with_a_seed(sentences: list[Sentence]) -> None:
     settings = {**TINY, "max_epochs": 2, "patience": 2}
-    first = LSTMTransitionParser(**settings, random_state=5).fit(sentences[:20], sentences[20:30])
-    second = LSTMTransitionParser(**settings, random_state=5).fit(sentences[:20], sentences[20:30])
-    other = LSTMTransitionParser(**settings, random_state=6).fit(sentences[:20], sentences[20:30])
-    assert first.weights_.keys() == second.weights_.keys()
-    assert all(np.array_equal(first.weights_[k], second.weights_[k]) for k in first.weights_)
-    assert not all(np.array_equal(first.weights_[k], other.weights_[k]) for k in first.weights_)
+    assert_seeded(LSTMTransitionParser, settings, sentences[:20], sentences[20:30])
 
 
 def test_it_reads_the_tags_it_is_given(parser: LSTMTransitionParser, sentences: list[Sentence]) -> None:
@@ -165,18 +152,9 @@ def test_bad_settings_and_data_are_refused_clearly(sentences: list[Sentence]) ->
 
 
 def test_the_library_imports_without_torch_and_the_member_says_how_to_get_it() -> None:
-    code = ("import sys\n"
-            "class NoTorch:\n"
-            "    def find_spec(self, name, path=None, target=None):\n"
-            "        if name.split('.')[0] == 'torch':\n"
-            "            raise ImportError('no torch here')\n"
-            "sys.meta_path.insert(0, NoTorch())\n"
-            "import parsing.members, parsing.lstm_transition, parsing.lstm_transition.member\n"
-            "from parsing.members import build_member\n"
-            "try:\n    build_member('lstm-hybrid')\nexcept ImportError as error:\n    print(error)\n")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                            cwd=Path(__file__).resolve().parents[2])
-    assert "pip install torch==2.13.0" in result.stdout
+    message = import_without_torch("parsing.members, parsing.lstm_transition, parsing.lstm_transition.member",
+                                   "lstm-hybrid")
+    assert "the lstm-hybrid member needs PyTorch" in message and "pip install torch==2.13.0" in message
 
 
 def test_training_with_exploration_learns_from_its_own_configurations(sentences: list[Sentence]) -> None:
