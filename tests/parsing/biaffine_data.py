@@ -74,3 +74,28 @@ def saved_without_pickle(parser: Any, path: Path) -> Any:
     loaded = type(parser).load(path)
     assert "network_cache" not in vars(loaded)
     return loaded
+
+
+def assert_keeps_forced_arcs(parser: Any, sentences: list[Sentence], label: str) -> None:
+    """Two random arcs per sentence of three words or more (arcs of a random tree over its words,
+    so non-projective ones too), the first with ``label``: every parse under them is a tree with
+    one ROOT child that keeps them; a self-loop is refused naming its sentence."""
+    from parsing.constraints import Constraints
+    from parsing.trees import is_tree
+
+    rng = np.random.default_rng(0)
+    chosen = [s for s in sentences if len(s) >= 3]
+    constraints = []
+    for sentence in chosen:
+        order = rng.permutation(np.arange(1, len(sentence) + 1))
+        heads = np.zeros(len(sentence) + 1, dtype=int)
+        for i in range(1, len(order)):
+            heads[order[i]] = order[rng.integers(0, i)]
+        words = rng.choice(np.arange(1, len(sentence) + 1), size=2, replace=False)
+        constraints.append(Constraints({int(w): int(heads[w]) for w in words}, {int(words[0]): label}))
+    parses = parser.predict_constrained(chosen, constraints)
+    for parse, forced in zip(parses, constraints, strict=True):
+        assert is_tree(parse.heads) and np.count_nonzero(parse.heads[1:] == 0) == 1
+        assert forced.satisfied_by(parse.heads, parse.deprels)
+    with pytest.raises(ValueError, match="sentence 0"):
+        parser.predict_constrained(chosen[:1], [Constraints({1: 1})])

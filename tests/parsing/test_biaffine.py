@@ -16,11 +16,16 @@ from parsing.biaffine.member import BiaffineParser  # noqa: E402
 from parsing.biaffine.network import JointNetwork, NetworkConfig  # noqa: E402
 from parsing.biaffine.vocab import Vocabulary, apply_script, lemma_script  # noqa: E402
 from parsing.conllu_io import load_sentences  # noqa: E402
-from parsing.constraints import Constraints  # noqa: E402
 from parsing.scorer.metrics import evaluate  # noqa: E402
 from parsing.trees import is_tree  # noqa: E402
 from parsing.types import ROOT, Sentence  # noqa: E402
-from tests.parsing.biaffine_data import AFRIKAANS, TINY, assert_seeded, saved_without_pickle  # noqa: E402
+from tests.parsing.biaffine_data import (  # noqa: E402
+    AFRIKAANS,
+    TINY,
+    assert_keeps_forced_arcs,
+    assert_seeded,
+    saved_without_pickle,
+)
 from tests.parsing.conftest import UD_ROOT  # noqa: E402
 
 TELUGU = UD_ROOT / "UD_Telugu-MTG" / "te_mtg-ud-train.conllu"
@@ -163,22 +168,7 @@ def test_a_sentence_parses_the_same_alone_as_in_a_batch(parser: BiaffineParser,
 
 
 def test_forced_arcs_and_labels_are_always_kept(parser: BiaffineParser, sentences: list[Sentence]) -> None:
-    rng = np.random.default_rng(0)
-    chosen = [s for s in sentences[40:] if len(s) >= 3]
-    constraints = []
-    for sentence in chosen:  # arcs of a random tree over the same words (a forest, one ROOT child at most)
-        order = rng.permutation(np.arange(1, len(sentence) + 1))
-        heads = np.zeros(len(sentence) + 1, dtype=int)
-        for i in range(1, len(order)):
-            heads[order[i]] = order[rng.integers(0, i)]
-        words = rng.choice(np.arange(1, len(sentence) + 1), size=2, replace=False)
-        constraints.append(Constraints({int(w): int(heads[w]) for w in words}, {int(words[0]): "dep"}))
-    parses = parser.predict_constrained(chosen, constraints)
-    for parse, forced in zip(parses, constraints, strict=True):
-        assert is_tree(parse.heads) and np.count_nonzero(parse.heads[1:] == 0) == 1
-        assert forced.satisfied_by(parse.heads, parse.deprels)
-    with pytest.raises(ValueError, match="sentence 0"):
-        parser.predict_constrained(chosen[:1], [Constraints({1: 1})])
+    assert_keeps_forced_arcs(parser, sentences[40:], "dep")
 
 
 def test_model_file_is_npz_without_pickle_and_round_trips(parser: BiaffineParser, sentences: list[Sentence],

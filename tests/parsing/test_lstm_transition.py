@@ -10,7 +10,6 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from parsing.constraints import Constraints  # noqa: E402
 from parsing.lstm_transition.member import LSTMTransitionParser, oracle_examples  # noqa: E402
 from parsing.lstm_transition.network import SLOTS  # noqa: E402
 from parsing.members import EXTRA_MEMBERS, MEMBERS, build_member  # noqa: E402
@@ -20,6 +19,7 @@ from parsing.scorer.metrics import evaluate  # noqa: E402
 from parsing.trees import is_tree  # noqa: E402
 from parsing.types import Sentence  # noqa: E402
 from tests.parsing.biaffine_data import (  # noqa: E402
+    assert_keeps_forced_arcs,
     assert_seeded,
     import_without_torch,
     saved_without_pickle,
@@ -102,23 +102,7 @@ def test_a_beam_of_one_is_the_greedy_parse(parser: LSTMTransitionParser, sentenc
 
 def test_forced_arcs_and_labels_are_always_kept(parser: LSTMTransitionParser,
                                                 sentences: list[Sentence]) -> None:
-    rng = np.random.default_rng(0)
-    chosen = [s for s in sentences[40:] if len(s) >= 3]
-    constraints = []
-    for sentence in chosen:  # arcs of a random tree over the same words, non-projective ones included
-        order = rng.permutation(np.arange(1, len(sentence) + 1))
-        heads = np.zeros(len(sentence) + 1, dtype=int)
-        for i in range(1, len(order)):
-            heads[order[i]] = order[rng.integers(0, i)]
-        words = rng.choice(np.arange(1, len(sentence) + 1), size=2, replace=False)
-        constraints.append(Constraints({int(w): int(heads[w]) for w in words},
-                                       {int(words[0]): parser.labels_[0]}))
-    parses = parser.predict_constrained(chosen, constraints)
-    for parse, forced in zip(parses, constraints, strict=True):
-        assert is_tree(parse.heads) and np.count_nonzero(parse.heads[1:] == 0) == 1
-        assert forced.satisfied_by(parse.heads, parse.deprels)
-    with pytest.raises(ValueError, match="sentence 0"):
-        parser.predict_constrained(chosen[:1], [Constraints({1: 1})])
+    assert_keeps_forced_arcs(parser, sentences[40:], parser.labels_[0])
 
 
 def test_model_file_is_npz_without_pickle_and_round_trips(parser: LSTMTransitionParser,
