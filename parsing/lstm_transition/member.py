@@ -81,6 +81,8 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
     name: ClassVar[str] = "lstm-hybrid"
     description: ClassVar[str] = "arc-hybrid over BiLSTM features (Kiperwasser & Goldberg 2016)"
     parse_cost: ClassVar[float] = 3.0
+    explore: float = 0.0
+    """Settings added after the first models were saved: their defaults when a file lacks them."""
 
     def __init__(self, *, word_dim: int = 100, char_dim: int = 50, char_hidden: int = 50,
                  char_encoder: str = "lstm", tag_dim: int = 25, hidden: int = 200, layers: int = 2,

@@ -164,3 +164,24 @@ def test_the_best_actions_are_the_least_cost_moves_with_the_gold_label() -> None
     assert best_actions([3, None, 1], space, valid, 1).tolist() == [False, False, False, True, False]
     valid[space.encode(system.RIGHT, 1)] = False  # the gold label is not allowed: any label of the move
     assert best_actions([3, None, 1], space, valid, 1).tolist() == [False, False, False, False, True]
+
+
+def test_a_model_saved_before_a_setting_existed_loads_with_its_default(parser: LSTMTransitionParser,
+                                                                      sentences: list[Sentence],
+                                                                      tmp_path: Path) -> None:
+    """A file written before ``explore`` existed has no such attribute: loading, cloning (as an
+    ensemble does) and parsing still work, with the setting's default."""
+    from sklearn.base import clone
+
+    older = LSTMTransitionParser.load(_saved(parser, tmp_path / "m.model"))
+    del older.__dict__["explore"]
+    saved = _saved(older, tmp_path / "older.model")
+    loaded = LSTMTransitionParser.load(saved)
+    assert loaded.explore == 0.0 and clone(loaded).get_params()["explore"] == 0.0
+    assert [p.heads.tolist() for p in loaded.predict(sentences[40:])] == \
+        [p.heads.tolist() for p in parser.predict(sentences[40:])]
+
+
+def _saved(parser: LSTMTransitionParser, path: Path) -> Path:
+    parser.save(path)
+    return path
