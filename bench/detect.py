@@ -93,7 +93,7 @@ def prepare(treebank: Path, cache: Path, models_from: Path | None = None,
             write_parses(out / split / f"{name}.conllu", raw, parses)
             if bundle.parsers[name].gives_arc_probabilities:  # the detector reads them
                 write_probabilities(out / split / f"{name}.probabilities.json", parses)
-                write_tag_extras(out / split / f"{name}.extras.json", parses)
+                write_output_extras(out / split / f"{name}.extras.json", parses)
     done.write_text(json.dumps({"members": list(bundle.parsers), "model": str(model),
                                 "ensemble": bundle.ensemble_method}), encoding="utf-8")
     return out
@@ -141,13 +141,13 @@ def write_probabilities(path: Path, parses: list[Parse]) -> None:
                                 if p.arc_scores is not None else None for p in parses]), encoding="utf-8")
 
 
-TAG_EXTRAS = ("upos", "upos_p", "label_p", "head_top")
+OUTPUT_EXTRAS = ("upos", "upos_p", "label_p", "head_top")
 """The parse extras the detector's output columns read (``parsing.detect.features.output_features``)."""
 
 
-def write_tag_extras(path: Path, parses: list[Parse]) -> None:
-    """Each parse's :data:`TAG_EXTRAS` that it has, as JSON."""
-    kept = [{key: p.extras[key] for key in TAG_EXTRAS if key in p.extras} for p in parses]
+def write_output_extras(path: Path, parses: list[Parse]) -> None:
+    """Each parse's :data:`OUTPUT_EXTRAS` that it has, as JSON."""
+    kept = [{key: p.extras[key] for key in OUTPUT_EXTRAS if key in p.extras} for p in parses]
     path.write_text(json.dumps(kept),
                     encoding="utf-8")
 
@@ -197,10 +197,10 @@ def labelled_shares(trees: list[ScoredTree], names: list[str], weights: list[flo
 
 
 def measure(treebank: Path, folder: Path, params: dict[str, object], seed: int,
-            copies: int, confidence: bool = True, tags: bool = False) -> dict[str, object]:
+            copies: int, confidence: bool = True, outputs: bool = False) -> dict[str, object]:
     """Fit on dev, evaluate on test (ensemble trees and corrupted gold trees); one result row.
-    ``confidence``: read the arc probabilities of the members that give them; ``tags``: their own
-    tags and probabilities too (the output columns)."""
+    ``confidence``: read the arc probabilities of the members that give them; ``outputs``: their
+    own tags and probabilities too (the output columns)."""
     train_path, dev_path, test_path = split_files(treebank)
     assert dev_path is not None
     train = [to_sentence(s) for s in read_conllu(train_path)]
@@ -212,7 +212,7 @@ def measure(treebank: Path, folder: Path, params: dict[str, object], seed: int,
     dev_trees = scored_trees(folder, "dev", names)
     confident = confident_members(bundle, names) if confidence else []
     detector = fit_detector(train, dev_trees, dev_gold, names, weights, params=params, random_state=seed,
-                            synthetic_copies=copies, confident=confident, read_outputs=tags)
+                            synthetic_copies=copies, confident=confident, read_outputs=outputs)
     fit_s = time.perf_counter() - started
     parsed = ~detector.training_given
     test_trees = scored_trees(folder, "test", names)

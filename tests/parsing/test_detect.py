@@ -6,6 +6,7 @@ import json
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -319,15 +320,8 @@ def test_a_confident_members_arc_probabilities_are_read(ud_root: Path, tmp_path:
     auc = {name: roc_auc(np.concatenate(d.score(trees[half:])), wrong) for name, d in
            (("plain", plain), ("sure", sure))}
     assert auc["sure"] > auc["plain"] + 0.02  # random heads are rare arcs: the counts find most
-    sure.save(tmp_path / "detector.model")
-    loaded = ArcDetector.load(tmp_path / "detector.model")
+    loaded = _reloaded_alike(sure, trees[half:], tmp_path / "detector.model")  # without probabilities too
     assert loaded.confident == ["sure"]
-    np.testing.assert_allclose(np.concatenate(loaded.score(trees[half:])),
-                               np.concatenate(sure.score(trees[half:])))
-    stored = [ScoredTree(t.sentence, t.heads, t.deprels,
-                         {**t.member_parses, "sure": Parse(t.member_parses["sure"].heads, t.deprels)})
-              for t in trees[half:]]
-    assert all(np.isfinite(p).all() for p in loaded.score(stored))  # without probabilities: nan columns
     with pytest.raises(ValueError, match="not among the members"):
         fit_detector(train, trees[:half], gold[:half], ["plain"], [1.0], confident=["sure"])
 
@@ -376,14 +370,8 @@ def test_a_members_own_tags_show_the_errors_every_member_parsed_with(ud_root: Pa
     wrong = wrong_arcs(trees[half:], gold[half:])
     auc = {read: roc_auc(np.concatenate(d.score(trees[half:])), wrong) for read, d in fitted.items()}
     assert auc[True] > auc[False] + 0.01  # seeded: 0.941 against 0.921
-    reading.save(tmp_path / "detector.model")
-    loaded = ArcDetector.load(tmp_path / "detector.model")
+    loaded = _reloaded_alike(reading, trees[half:], tmp_path / "detector.model")  # without extras too
     assert loaded.outputs == ["sure"]
-    np.testing.assert_allclose(np.concatenate(loaded.score(trees[half:])),
-                               np.concatenate(reading.score(trees[half:])))
-    stored = [ScoredTree(t.sentence, t.heads, t.deprels,
-                         {**t.member_parses, "sure": Parse(t.heads, t.deprels)}) for t in trees[half:]]
-    assert all(np.isfinite(p).all() for p in loaded.score(stored))  # a parse without extras: nan columns
 
 
 def _other_head(heads: np.ndarray, word: int, rng: np.random.Generator) -> int:  # type: ignore[type-arg]
@@ -392,3 +380,19 @@ def _other_head(heads: np.ndarray, word: int, rng: np.random.Generator) -> int: 
     near = {h for base in (word, int(heads[word])) for h in range(base - 3, base + 4)}
     choices = sorted(h for h in near if 1 <= h < len(heads) and h not in (word, heads[word]))
     return int(rng.choice(choices)) if choices else 0
+
+
+def _reloaded_alike(detector: ArcDetector, trees: list[Any], path: Path) -> ArcDetector:
+    """``detector`` saved and loaded again: it scores ``trees`` as before, and scores them too
+    when the member ``sure``'s parses come bare (stored trees: no probabilities, no extras; their
+    columns are ``nan``)."""
+    from parsing.detect.model import ScoredTree
+
+    detector.save(path)
+    loaded = ArcDetector.load(path)
+    np.testing.assert_allclose(np.concatenate(loaded.score(trees)), np.concatenate(detector.score(trees)))
+    bare = [ScoredTree(t.sentence, t.heads, t.deprels,
+                       {**t.member_parses, "sure": Parse(t.member_parses["sure"].heads, t.deprels)})
+            for t in trees]
+    assert all(np.isfinite(p).all() for p in loaded.score(bare))
+    return loaded
