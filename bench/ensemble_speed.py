@@ -17,6 +17,10 @@ its LAS. Run it on a quiet machine.
     .venv/bin/python bench/ensemble_speed.py                 # every kept gold model
     .venv/bin/python bench/ensemble_speed.py --jobs 2 --treebanks UD_Wolof-WTB
     .venv/bin/python bench/ensemble_speed.py --tags predicted --treebanks UD_Irish-IDT
+    .venv/bin/python bench/ensemble_speed.py --tags predicted --variant biaffine-lstm  # its --variant
+
+A model directory without a fitted ensemble (``bench/ensembles.py`` keeps none) gets the default
+method fitted on the dev file as the members see it (the time this takes is not counted).
 """
 
 from __future__ import annotations
@@ -79,14 +83,17 @@ def run_peer(model: Path, test_path: Path, test: list[Sentence],
     return {"words_per_s": round(words / float(run.stdout)), "las": las(test, parsed)}
 
 
-def measure(model_dir: Path, test_path: Path, jobs: int, peer_model: Path) -> dict[str, Any]:
+def measure(model_dir: Path, test_path: Path, jobs: int, peer_model: Path,
+            dev_path: Path | None = None) -> dict[str, Any]:
     """Words/s and test LAS of each member (one core; the tagger too with predicted tags), of
     the full default ensemble for the model's tags (1 and ``jobs`` processes, tagging
-    included) and of UDPipe 1 with ``peer_model`` when there is one."""
+    included) and of UDPipe 1 with ``peer_model`` when there is one. Without a fitted
+    ensemble of the default method the bundle gets one, tuned on ``dev_path`` when given."""
     bundle = load_models(model_dir)
     method = default_method(bundle.tags)
     if bundle.ensemble is None or bundle.ensemble_method != method:
-        ensemble, names = fit_ensemble(method, bundle.parsers, [], None)  # learns nothing
+        tuning = bundle.prepare(load_sentences(dev_path)) if dev_path else None
+        ensemble, names = fit_ensemble(method, bundle.parsers, [], tuning)
         bundle.ensemble, bundle.ensemble_method, bundle.ensemble_members = ensemble, method, names
     test = load_sentences(test_path)
     words = sum(len(s) for s in test)
@@ -106,7 +113,7 @@ def measure(model_dir: Path, test_path: Path, jobs: int, peer_model: Path) -> di
         speeds[workers] = round(words / (time.perf_counter() - started))
     ensemble_row = {"words_per_s": speeds[1], f"words_per_s_jobs{jobs}": speeds[jobs],
                     "las": las(test, combined)}
-    return {"treebank": model_dir.name.removesuffix(f"-{bundle.tags}"), "tags": bundle.tags, "words": words,
+    return {"treebank": model_dir.name.split(f"-{bundle.tags}")[0], "tags": bundle.tags, "words": words,
             "method": method, "members": members, "ensemble": ensemble_row,
             "tagger_words_per_s": round(words / tagger_s) if bundle.tags == "predicted" else None,
             "udpipe1": run_peer(peer_model, test_path, test, bundle.tags)}
@@ -148,16 +155,20 @@ def main() -> None:
                              "writes them (default ../peer-out); without one, no peer columns")
     parser.add_argument("--tags", choices=("gold", "predicted"), default="gold",
                         help="which kept models (TREEBANK-gold or TREEBANK-predicted)")
+    parser.add_argument("--variant", default="",
+                        help="the kept models of bench/ensembles.py --variant V (TREEBANK-TAGS-V)")
     args = parser.parse_args()
     chosen = args.treebanks.split(",") if args.treebanks else None
     rows = []
-    for model_dir in sorted(args.models.glob(f"*-{args.tags}")):
-        treebank = model_dir.name.removesuffix(f"-{args.tags}")
+    suffix = f"-{args.tags}" + (f"-{args.variant}" if args.variant else "")
+    for model_dir in sorted(args.models.glob(f"*{suffix}")):
+        treebank = model_dir.name.removesuffix(suffix)
         if chosen and treebank not in chosen:
             continue
         test = next((SHARED / "ud" / treebank).glob("*-ud-test.conllu"))
+        dev = next((SHARED / "ud" / treebank).glob("*-ud-dev.conllu"), None)
         peer_model = args.peer_models / treebank / f"model.{args.tags}.udpipe"
-        rows.append(measure(model_dir, test, args.jobs, peer_model))
+        rows.append(measure(model_dir, test, args.jobs, peer_model, dev))
         print(json.dumps(rows[-1]), flush=True)
     if rows:
         print_tables(rows, args.jobs)

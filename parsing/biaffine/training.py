@@ -41,6 +41,16 @@ class TrainSettings:
     """Highest rate at which the network's own wrong heads are revealed too (:func:`reveal_arcs`)."""
     reveal_loss: bool = True
     """Keep the revealed arcs in the loss (False: their head and label targets are ignored)."""
+    anneal: int = 0
+    """At most this many more epochs at :data:`ANNEAL_FACTOR` times the learning rate, from the
+    best epoch's weights with a fresh optimizer, once the first phase stops by patience or by
+    ``max_epochs`` (UDPipe 2 ends with epochs at a tenth of its rate); 0: none. The phase has the
+    same patience, ``max_seconds`` bounds both phases together (a first phase out of time is not
+    annealed), and the best dev epoch of either phase is kept."""
+
+
+ANNEAL_FACTOR = 0.1
+"""The annealing phase's learning rate relative to the first phase's (:attr:`TrainSettings.anneal`)."""
 
 
 @dataclass(slots=True)
@@ -51,6 +61,8 @@ class History:
     best_epoch: int = 0
     seconds: float = 0.0
     stopped: str = ""
+    annealed_after: int = 0
+    """The epoch after which the annealing phase began (0: none ran)."""
 
 
 def batches(sentences: Sequence[Sentence], size: int,
@@ -146,52 +158,76 @@ def train_network(network: JointNetwork, train: Sequence[Sentence], dev: Sequenc
     rng = np.random.default_rng(settings.seed)
     reveal_rng = np.random.default_rng([settings.seed, 1])  # its own stream: the batch order is unchanged
     trained = [parameter for parameter in network.parameters() if parameter.requires_grad]
-    optimizer = torch.optim.Adam(trained, lr=settings.learning_rate, betas=(0.9, 0.9))
     history = History()
     best_state = copy.deepcopy(network.state_dict())
     best = -1.0
     started = time.perf_counter()
-    for epoch in range(1, settings.max_epochs + 1):
-        network.train()
-        total = 0.0
-        out_of_time = False
-        for group in batches(train, settings.batch_size, rng):
-            optimizer.zero_grad()
-            given = None
-            if settings.reveal_errors > 0:
-                wrong = wrong_heads(network, encode(group, vocabularies, contextual).to(device))
-                given = reveal_arcs(group, settings.reveal, reveal_rng, wrong=wrong,
-                                    reveal_errors=settings.reveal_errors)
-            elif settings.reveal > 0:
-                given = reveal_arcs(group, settings.reveal, reveal_rng)
-            loss = network.loss(encode(group, vocabularies, contextual, given=given,
-                                       hide_given=not settings.reveal_loss).to(device))
-            loss.backward()  # type: ignore[no-untyped-call]
-            nn_utils_clip(network, settings.clip)
-            optimizer.step()
-            total += float(loss.detach())
-            if time.perf_counter() - started > settings.max_seconds:
-                out_of_time = True
+    phases = [(settings.learning_rate, settings.max_epochs)]
+    if settings.anneal > 0:
+        phases.append((settings.learning_rate * ANNEAL_FACTOR, settings.anneal))
+    epoch = 0
+    for phase, (rate, epochs) in enumerate(phases):
+        if phase:
+            if history.stopped == "max_seconds":
                 break
-        las = greedy_las(network, dev, vocabularies, contextual=contextual)
-        history.dev_las.append(las)
-        say(f"epoch {epoch}: loss {total:.1f}, dev LAS (greedy) {100 * las:.2f}, "
-            f"{time.perf_counter() - started:.0f}s")
-        if las > best:
-            best, history.best_epoch = las, epoch
-            best_state = copy.deepcopy(network.state_dict())
-        if out_of_time:
-            history.stopped = "max_seconds"
-            break
-        if epoch - history.best_epoch >= settings.patience:
-            history.stopped = "patience"
-            break
-    else:
-        history.stopped = "max_epochs"
+            network.load_state_dict(best_state)
+            history.annealed_after = epoch
+            say(f"annealing from epoch {history.best_epoch}'s weights at learning rate {rate:g}")
+        optimizer = torch.optim.Adam(trained, lr=rate, betas=(0.9, 0.9))
+        first = epoch
+        for epoch in range(first + 1, first + epochs + 1):
+            total, out_of_time = _epoch(network, optimizer, train, vocabularies, settings, (rng, reveal_rng),
+                                        contextual, started + settings.max_seconds)
+            las = greedy_las(network, dev, vocabularies, contextual=contextual)
+            history.dev_las.append(las)
+            say(f"epoch {epoch}: loss {total:.1f}, dev LAS (greedy) {100 * las:.2f}, "
+                f"{time.perf_counter() - started:.0f}s")
+            if las > best:
+                best, history.best_epoch = las, epoch
+                best_state = copy.deepcopy(network.state_dict())
+            if out_of_time:
+                history.stopped = "max_seconds"
+                break
+            if epoch - max(history.best_epoch, first) >= settings.patience:
+                history.stopped = "patience"
+                break
+        else:
+            history.stopped = "max_epochs"
     network.load_state_dict(best_state)
     network.eval()
     history.seconds = time.perf_counter() - started
     return history
+
+
+def _epoch(network: JointNetwork, optimizer: torch.optim.Optimizer, train: Sequence[Sentence],
+           vocabularies: Mapping[str, Vocabulary], settings: TrainSettings,
+           streams: tuple[np.random.Generator, np.random.Generator], contextual: Contextual | None,
+           deadline: float) -> tuple[float, bool]:
+    """One pass of updates over ``train`` in shuffled batches (``streams``: the batch order's and
+    the revealed arcs'); returns the summed loss and whether ``deadline`` (a ``perf_counter``
+    time) passed, which ends the pass early."""
+    rng, reveal_rng = streams
+    device = network.device
+    network.train()
+    total = 0.0
+    for group in batches(train, settings.batch_size, rng):
+        optimizer.zero_grad()
+        given = None
+        if settings.reveal_errors > 0:
+            wrong = wrong_heads(network, encode(group, vocabularies, contextual).to(device))
+            given = reveal_arcs(group, settings.reveal, reveal_rng, wrong=wrong,
+                                reveal_errors=settings.reveal_errors)
+        elif settings.reveal > 0:
+            given = reveal_arcs(group, settings.reveal, reveal_rng)
+        loss = network.loss(encode(group, vocabularies, contextual, given=given,
+                                   hide_given=not settings.reveal_loss).to(device))
+        loss.backward()  # type: ignore[no-untyped-call]
+        nn_utils_clip(network, settings.clip)
+        optimizer.step()
+        total += float(loss.detach())
+        if time.perf_counter() > deadline:
+            return total, True
+    return total, False
 
 
 def nn_utils_clip(network: JointNetwork, clip: float) -> None:

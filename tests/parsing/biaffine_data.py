@@ -99,3 +99,35 @@ def assert_keeps_forced_arcs(parser: Any, sentences: list[Sentence], label: str)
         assert forced.satisfied_by(parse.heads, parse.deprels)
     with pytest.raises(ValueError, match="sentence 0"):
         parser.predict_constrained(chosen[:1], [Constraints({1: 1})])
+
+
+def assert_anneals(parser_class: Any, settings: dict[str, Any], train: list[Sentence], dev: list[Sentence],
+                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """``anneal=3`` once the first phase ends, by its epoch limit (2) or by patience (1): a fresh
+    optimizer at a tenth of the rate, at most three more dev scores, the best epoch of either
+    phase kept, and the first phase as with ``anneal=0``."""
+    import torch
+
+    rates: list[float] = []
+    adam = torch.optim.Adam
+
+    def recording(parameters: Any, lr: float, betas: tuple[float, float]) -> torch.optim.Adam:
+        rates.append(lr)
+        return adam(parameters, lr=lr, betas=betas)
+
+    monkeypatch.setattr(torch.optim, "Adam", recording)
+    for max_epochs, patience, stop in ((2, 5, {"max_epochs", "epochs"}), (30, 1, {"patience"})):
+        limits = {**settings, "max_epochs": max_epochs, "patience": patience, "random_state": 1}
+        rates.clear()
+        plain = parser_class(**limits, anneal=0).fit(train, dev)
+        first = len(plain.history_["dev_las"])
+        assert plain.history_["stopped"] in stop and plain.history_["annealed_after"] == 0 and first < 27
+        annealed = parser_class(**limits, anneal=3).fit(train, dev)
+        rate = annealed.learning_rate
+        assert rates == [pytest.approx(rate)] * 2 + [pytest.approx(rate / 10)]
+        history = annealed.history_
+        assert history["annealed_after"] == first and history["dev_las"][:first] == plain.history_["dev_las"]
+        assert first < len(history["dev_las"]) <= first + 3
+        assert history["best_epoch"] == int(np.argmax(history["dev_las"])) + 1
+    with pytest.raises(ValueError, match="anneal is a number of epochs"):
+        parser_class(**settings, anneal=-1).fit(train, dev)

@@ -22,6 +22,7 @@ from parsing.types import ROOT, Sentence  # noqa: E402
 from tests.parsing.biaffine_data import (  # noqa: E402
     AFRIKAANS,
     TINY,
+    assert_anneals,
     assert_keeps_forced_arcs,
     assert_seeded,
     saved_without_pickle,
@@ -196,3 +197,16 @@ def test_without_dev_a_tenth_is_held_out_and_gold_tags_are_read(sentences: list[
 def test_an_unfitted_parser_says_so() -> None:
     with pytest.raises(ValueError, match="not fitted"):
         BiaffineParser().predict([Sentence.from_words(["a"])])
+
+
+
+def test_annealing_continues_from_the_best_epoch_at_a_tenth_of_the_rate(
+        sentences: list[Sentence], monkeypatch: pytest.MonkeyPatch) -> None:
+    assert_anneals(BiaffineParser, TINY, sentences[:20], sentences[20:30], monkeypatch)
+
+
+def test_annealing_is_skipped_when_the_time_is_up(sentences: list[Sentence]) -> None:
+    timed_out = BiaffineParser(**{**TINY, "max_epochs": 3}, max_seconds=0.0, anneal=2).fit(sentences[:20],
+                                                                                             sentences[20:30])
+    assert timed_out.history_["stopped"] == "max_seconds" and timed_out.history_["annealed_after"] == 0
+    assert len(timed_out.history_["dev_las"]) == 1

@@ -19,6 +19,7 @@ from parsing.scorer.metrics import evaluate  # noqa: E402
 from parsing.trees import is_tree  # noqa: E402
 from parsing.types import Sentence  # noqa: E402
 from tests.parsing.biaffine_data import (  # noqa: E402
+    assert_anneals,
     assert_keeps_forced_arcs,
     assert_seeded,
     import_without_torch,
@@ -185,3 +186,8 @@ def test_a_model_saved_before_a_setting_existed_loads_with_its_default(parser: L
 def _saved(parser: LSTMTransitionParser, path: Path) -> Path:
     parser.save(path)
     return path
+
+
+def test_annealing_continues_from_the_best_epoch_at_a_tenth_of_the_rate(
+        sentences: list[Sentence], monkeypatch: pytest.MonkeyPatch) -> None:
+    assert_anneals(LSTMTransitionParser, TINY, sentences[:20], sentences[20:30], monkeypatch)
