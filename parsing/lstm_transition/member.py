@@ -179,8 +179,9 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
     def _train(self, network: TransitionNetwork, trees: Sequence[Sentence],
                examples: Sequence[tuple[IntArray, NDArray[np.bool_], IntArray]], held: Sequence[Sentence],
                rng: np.random.Generator, log: Any) -> dict[str, Any]:
-        """Epochs of mini-batches until the budget, the epochs or the patience run out; the best
-        dev epoch's weights are left in ``network``."""
+        """Epochs of mini-batches until the budget, the epochs or the patience run out, then the
+        annealing phase (``anneal``) if there is one; the best dev epoch's weights of either phase
+        are left in ``network``."""
         import torch
 
         from parsing.biaffine.training import ANNEAL_FACTOR
