@@ -53,6 +53,19 @@ ANNEAL_FACTOR = 0.1
 """The annealing phase's learning rate relative to the first phase's (:attr:`TrainSettings.anneal`)."""
 
 
+def training_phases(learning_rate: float, max_epochs: int, anneal: int) -> list[tuple[float, int]]:
+    """Each training phase's learning rate and most epochs: the first, then the annealing phase
+    when ``anneal`` > 0 (both neural members train this way).
+
+    Examples:
+        >>> training_phases(2e-3, 60, 0)
+        [(0.002, 60)]
+        >>> [(round(rate, 6), epochs) for rate, epochs in training_phases(2e-3, 60, 10)]
+        [(0.002, 60), (0.0002, 10)]
+    """
+    return [(learning_rate, max_epochs)] + ([(learning_rate * ANNEAL_FACTOR, anneal)] if anneal > 0 else [])
+
+
 @dataclass(slots=True)
 class History:
     """What training did: dev LAS per epoch, the chosen epoch, seconds, why it stopped."""
@@ -162,11 +175,9 @@ def train_network(network: JointNetwork, train: Sequence[Sentence], dev: Sequenc
     best_state = copy.deepcopy(network.state_dict())
     best = -1.0
     started = time.perf_counter()
-    phases = [(settings.learning_rate, settings.max_epochs)]
-    if settings.anneal > 0:
-        phases.append((settings.learning_rate * ANNEAL_FACTOR, settings.anneal))
     epoch = 0
-    for phase, (rate, epochs) in enumerate(phases):
+    for phase, (rate, epochs) in enumerate(training_phases(settings.learning_rate, settings.max_epochs,
+                                                           settings.anneal)):
         if phase:
             if history.stopped == "max_seconds":
                 break

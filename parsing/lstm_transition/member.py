@@ -184,15 +184,13 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
         are left in ``network``."""
         import torch
 
-        from parsing.biaffine.training import ANNEAL_FACTOR
+        from parsing.biaffine.training import training_phases
 
         started = time.perf_counter()
         scores: list[float] = []
         best_state: dict[str, Any] = {}
         best_epoch, stopped, annealed_after, epoch = 0, "epochs", 0, 0
-        phases = [(self.learning_rate, self.max_epochs)]
-        if self.anneal > 0:
-            phases.append((self.learning_rate * ANNEAL_FACTOR, self.anneal))
+        phases = training_phases(self.learning_rate, self.max_epochs, self.anneal)
         for phase, (rate, epochs) in enumerate(phases):
             if phase:
                 if stopped == "time":
