@@ -197,10 +197,13 @@ def labelled_shares(trees: list[ScoredTree], names: list[str], weights: list[flo
 
 
 def measure(treebank: Path, folder: Path, params: dict[str, object], seed: int,
-            copies: int, confidence: bool = True, outputs: bool = False) -> dict[str, object]:
+            copies: int, confident: list[str] | None = None, outputs: bool = False) -> dict[str, object]:
     """Fit on dev, evaluate on test (ensemble trees and corrupted gold trees); one result row.
-    ``confidence``: read the arc probabilities of the members that give them; ``outputs``: their
-    own tags and probabilities too (the output columns)."""
+    ``confident``: the members whose arc probabilities are read (``None``: every member that gives
+    them; ``[]``: none); ``outputs``: their own tags and probabilities too (the output columns).
+
+    Raises:
+        ValueError: a ``confident`` name that is not a member giving arc probabilities."""
     train_path, dev_path, test_path = split_files(treebank)
     assert dev_path is not None
     train = [to_sentence(s) for s in read_conllu(train_path)]
@@ -210,7 +213,12 @@ def measure(treebank: Path, folder: Path, params: dict[str, object], seed: int,
     names, weights = member_weights(bundle)
     started = time.perf_counter()
     dev_trees = scored_trees(folder, "dev", names)
-    confident = confident_members(bundle, names) if confidence else []
+    giving = confident_members(bundle, names)
+    if confident is None:
+        confident = giving
+    elif strangers := sorted(set(confident) - set(giving)):
+        raise ValueError(f"{', '.join(strangers)}: not among the members that give arc probabilities "
+                         f"({', '.join(giving)})")
     detector = fit_detector(train, dev_trees, dev_gold, names, weights, params=params, random_state=seed,
                             synthetic_copies=copies, confident=confident, read_outputs=outputs)
     fit_s = time.perf_counter() - started
@@ -262,6 +270,9 @@ def main() -> None:
                         help="with --models-from: the method fitted over them when they have none")
     parser.add_argument("--no-confidence", action="store_true",
                         help="leave out the arc probabilities of the members that give them")
+    parser.add_argument("--confident",
+                        help="read only these members' arc probabilities (comma-separated; default: "
+                             "every member that gives them)")
     parser.add_argument("--outputs", action="store_true",
                         help="also read their own tags and probabilities (the output columns)")
     parser.add_argument("--members",
@@ -282,8 +293,8 @@ def main() -> None:
         print(f"{name}: prepared in {time.perf_counter() - started:.0f}s", file=sys.stderr)
         if args.prepare_only:
             continue
-        row = measure(UD / name, folder, params, args.seed, args.synthetic_copies, not args.no_confidence,
-                      args.outputs)
+        confident = [] if args.no_confidence else args.confident.split(",") if args.confident else None
+        row = measure(UD / name, folder, params, args.seed, args.synthetic_copies, confident, args.outputs)
         print(json.dumps(row), flush=True)
         args.out.parent.mkdir(parents=True, exist_ok=True)
         with args.out.open("a", encoding="utf-8") as log:
