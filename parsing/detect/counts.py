@@ -11,6 +11,8 @@ kind          key                                         what it measures
                                                           (Dickinson 2010's anomalous rules)
 ``DL`` / ``D``  ``dpos u`` / ``dpos``                     labels of a tag
 ``FL`` / ``F``  ``form u`` / ``form``                     labels of a word form
+``FT`` / ``F``  ``form dpos`` / ``form``                  tags of a word form (a tag error
+                                                          every member parsed with)
 ``LL`` / ``L``  ``lemma u`` / ``lemma``                   labels of a lemma (``_``: none)
 ``PL`` / ``P``  ``dform hform dir u`` / ``dform hform dir``  the same word pair with different
                                                           relations (Boyd et al. 2008)
@@ -90,7 +92,14 @@ def arc_events(sentence: Sentence, heads: ArrayLike, deprels: Sequence[str], dep
         events += [f"LL|{lemmas[dep]}|{label}", f"L|{lemmas[dep]}"]
     if head != 0 and abs(head - dep) <= WINDOW:
         events.append(link_key(form, hform, head - dep))
+    events.append(form_tag_key(form, dpos))
     return events
+
+
+def form_tag_key(form: str, upos: str) -> str:
+    """The ``FT`` event: ``form`` (lowercased) tagged ``upos``. It does not depend on the tree;
+    every word adds one, the last of its :func:`arc_events`."""
+    return f"FT|{form}|{upos}"
 
 
 def link_key(form: str, other: str, offset: int) -> str:

@@ -23,8 +23,10 @@ or a reviewed tree), so the same code scores all of them:
   best other head (:func:`output_features`);
 * **treebank** (:mod:`parsing.detect.counts`, counted on the training trees): smoothed,
   log-scaled configuration, tag, form, lemma, word-pair and context (variation n-gram) counts,
-  the NIL variation share of the same two words at the same distance, and the strongest
-  attachment the training trees suggest for the word elsewhere in its window.
+  the NIL variation share of the same two words at the same distance, the strongest
+  attachment the training trees suggest for the word elsewhere in its window, and how often
+  the training trees give the word's form, and its head's, the tag it is read with (a tag
+  error every member parsed with).
 
 Shapes: ``member_heads`` ``(M, n+1)``; ``weights`` ``(M,)``; the result ``(n, F)`` with
 ``F == len(feature_names(...))``. Missing values are ``nan`` (gradient boosting routes them).
@@ -43,6 +45,7 @@ from parsing.detect.counts import (
     WINDOW,
     TreebankCounts,
     arc_events,
+    form_tag_key,
     link_key,
     seen_key,
 )
@@ -60,7 +63,8 @@ SHAPE_FEATURES = ("length", "log_length", "direction", "position", "log_sentence
                   "same_label_siblings", "non_projective", "depth")
 COUNT_FEATURES = ("config_log", "config_pair_log", "config_p", "tag_label_p", "form_log", "form_label_p",
                   "lemma_log", "lemma_label_p", "pair_log", "pair_label_p", "context_log",
-                  "context_label_p", "nil_seen_log", "nil_link_share", "alternative_link_share")
+                  "context_label_p", "nil_seen_log", "nil_link_share", "alternative_link_share",
+                  "form_tag_p", "head_form_tag_p")
 CONFIDENCE_FEATURES = ("p", "p_agrees", "p_differs")
 """Per member that gives arc probabilities (:func:`confidence_features`), after every other column."""
 OUTPUT_FEATURES = ("upos_p", "head_upos_p", "upos_differs", "head_upos_differs", "label_p", "p_tree",
@@ -68,6 +72,8 @@ OUTPUT_FEATURES = ("upos_p", "head_upos_p", "upos_differs", "head_upos_differs",
 """Per member whose parses carry its own tags and probabilities (:func:`output_features`), last."""
 SMOOTHING = 0.5
 """Added to every count before a share is taken (``(c + a) / (total + a * outcomes)``)."""
+UPOS_OUTCOMES = 17
+"""The UD UPOS inventory's size: the outcomes of a form's tag share."""
 
 
 def feature_names(members: Sequence[str], upos_tags: Sequence[str], labels: Sequence[str],
@@ -268,7 +274,7 @@ def _share(count: NDArray[np.int64], total: NDArray[np.int64], outcomes: float) 
 
 def count_features(sentence: Sentence, heads: ArrayLike, deprels: Sequence[str], counts: TreebankCounts,
                    own: Counter[str] | None = None) -> FloatArray:
-    """The treebank columns (``COUNT_FEATURES``), shape ``(n, 15)``.
+    """The treebank columns (``COUNT_FEATURES``), shape ``(n, 17)``.
 
     Args:
         own: the events of this sentence's tree as ``counts`` counted it
@@ -307,6 +313,8 @@ def count_features(sentence: Sentence, heads: ArrayLike, deprels: Sequence[str],
             alternative[d - 1] = max(alternative[d - 1], share)
     labels = float(counts.n_labels)
     c = fixed
+    tagged = counts.lookup([form_tag_key(forms[d], sentence.upos[d]) for d in range(1, n + 1)], own)
+    form_tag = np.concatenate([[1.0], _share(tagged, c[:, 5], UPOS_OUTCOMES)])  # ROOT's tag is sure
     return np.stack([
         np.log1p(c[:, 0]), np.log1p(c[:, 1]), _share(c[:, 0], c[:, 1], 2 * labels),
         _share(c[:, 2], c[:, 3], labels), np.log1p(c[:, 5]), _share(c[:, 4], c[:, 5], labels),
@@ -314,7 +322,7 @@ def count_features(sentence: Sentence, heads: ArrayLike, deprels: Sequence[str],
         np.where(has_lemma, _share(lemma[:, 0], lemma[:, 1], labels), np.nan),
         np.log1p(c[:, 7]), _share(c[:, 6], c[:, 7], labels),
         np.log1p(c[:, 9]), _share(c[:, 8], c[:, 9], labels),
-        nil_seen, nil_share, alternative], axis=1)
+        nil_seen, nil_share, alternative, form_tag[1:], form_tag[np.clip(tree[1:], 0, n)]], axis=1)
 
 
 def word_features(sentence: Sentence, heads: ArrayLike, deprels: Sequence[str], member_heads: ArrayLike,

@@ -200,9 +200,23 @@ class ArcDetector:
     outputs: list[str] = field(default_factory=list)
 
     def matrix(self, trees: Sequence[ScoredTree]) -> FloatArray:
-        """Rows of every tree stacked, shape ``(W, F)`` (:func:`feature_matrix`)."""
-        return feature_matrix(trees, self.members, self.weights, self.counts, self.upos_tags, self.labels,
-                              self.confident, self.outputs)
+        """Rows of every tree stacked, shape ``(W, F)`` (:func:`feature_matrix`), in the columns
+        it was fitted on: a detector saved before a column was added reads the columns it knows.
+
+        Raises:
+            ValueError: it was fitted on a column this code no longer computes.
+        """
+        x = feature_matrix(trees, self.members, self.weights, self.counts, self.upos_tags, self.labels,
+                           self.confident, self.outputs)
+        computed = feature_names(self.members, self.upos_tags, self.labels, self.confident, self.outputs)
+        if computed == self.feature_names:
+            return x
+        where = {name: i for i, name in enumerate(computed)}
+        if lost := [name for name in self.feature_names if name not in where]:
+            raise ValueError(f"the detector was fitted on columns this version does not compute "
+                             f"({', '.join(lost[:5])}); fit it again (python -m parsing fit-detector)")
+        kept: FloatArray = x[:, [where[name] for name in self.feature_names]]
+        return kept
 
     def calibrate(self, raw: FloatArray) -> FloatArray:
         """Probabilities of the raw scores (Platt's curve), in ``[0, 1]``."""

@@ -208,6 +208,60 @@ def test_word_features_have_one_column_per_name(ud_root: Path) -> None:
                       counts, [], [])
 
 
+def test_a_tag_the_training_trees_never_gave_the_form_has_a_low_share(ud_root: Path) -> None:
+    """``form_tag_p`` and ``head_form_tag_p``: how often the training trees tag the word's form
+    (and its head's) as it is read now; a tag error every member parsed with shows there."""
+    dev = load_sentences(ud_root / "UD_Telugu-MTG" / "te_mtg-ud-dev.conllu")
+    first = next(i for i, s in enumerate(dev) if any(h not in (0, -1) and s.heads[h] != 0 for h in s.heads))
+    trees = [dev[first], *dev[:first], *dev[first + 1:]]  # a sentence with a word between ROOT and others
+    counts = TreebankCounts.build(trees[1:])
+    sentence = trees[0]
+    column = {name: i for i, name in enumerate(feature_names(["a"], [], []))}
+    member = np.stack([sentence.heads])
+
+    def shares(tagged: Sentence) -> np.ndarray:  # type: ignore[type-arg]
+        x = word_features(tagged, sentence.heads, sentence.deprels, member, [sentence.deprels], [1.0], counts,
+                          [], [])
+        return x[:, [column["form_tag_p"], column["head_form_tag_p"]]]
+
+    seen = Counter(s.forms[d].lower() for s in trees[1:] for d in range(1, len(s) + 1))
+    word = max((d for d in range(1, len(sentence) + 1) if sentence.heads[d] != 0 and d in sentence.heads),
+               key=lambda d: seen[sentence.forms[d].lower()])  # the best-known form with dependents
+    right = shares(sentence)
+    wrong_tags = list(sentence.upos)
+    wrong_tags[word] = "SYM"  # a tag no Telugu training tree gives that form
+    wrong = shares(Sentence(sentence.forms, sentence.lemmas, wrong_tags, sentence.xpos, sentence.feats,
+                            sentence.heads, sentence.deprels, sentence.sent_id))
+    assert right[word - 1, 0] > 3 * wrong[word - 1, 0]
+    dependents = [d - 1 for d in range(1, len(sentence) + 1) if sentence.heads[d] == word]
+    assert dependents and np.all(wrong[dependents, 1] < right[dependents, 1])  # they see their head's tag
+    root = int(np.flatnonzero(sentence.heads == 0)[0])
+    assert right[root - 1, 1] == 1.0  # ROOT's tag is sure
+    alone = TreebankCounts.build(trees[:1])  # a counted tree does not vouch for its own tags
+    x = word_features(sentence, sentence.heads, sentence.deprels, member, [sentence.deprels], [1.0], alone,
+                      [], [], own=tree_events(sentence))
+    assert np.allclose(x[:, column["form_tag_p"]], 1 / 17)
+
+
+def test_a_detector_fitted_before_a_column_existed_reads_the_columns_it_knows(
+        model_dir: Path, slices: dict[str, Path]) -> None:
+    from dataclasses import replace
+
+    from parsing.detect.model import ScoredTree
+
+    detector = load_detector(model_dir)
+    gold = load_sentences(slices["held"])[:5]
+    trees = [ScoredTree(s, s.heads, list(s.deprels), {name: Parse(s.heads, list(s.deprels))
+                                                      for name in detector.members}) for s in gold]
+    x = detector.matrix(trees)
+    known = [name for name in detector.feature_names if not name.startswith(("form_tag", "head_form_tag"))]
+    older = replace(detector, feature_names=known[::-1])
+    np.testing.assert_array_equal(older.matrix(trees),
+                                  x[:, [detector.feature_names.index(name) for name in known[::-1]]])
+    with pytest.raises(ValueError, match="fit-detector"):
+        replace(detector, feature_names=[*known, "retired_column"]).matrix(trees)
+
+
 def test_corrupted_trees_stay_trees(ud_root: Path) -> None:
     gold = load_sentences(ud_root / "UD_Telugu-MTG" / "te_mtg-ud-dev.conllu")
     corrupted, changed = corrupt(gold, 0.02, seed=7)
@@ -369,7 +423,8 @@ def test_a_members_own_tags_show_the_errors_every_member_parsed_with(ud_root: Pa
                                           "p_other:sure"]
     wrong = wrong_arcs(trees[half:], gold[half:])
     auc = {read: roc_auc(np.concatenate(d.score(trees[half:])), wrong) for read, d in fitted.items()}
-    assert auc[True] > auc[False] + 0.01  # seeded: 0.941 against 0.921
+    # seeded: 0.943 against 0.934 (0.921 before the form-tag columns, which see some of it too)
+    assert auc[True] > auc[False] + 0.005
     loaded = _reloaded_alike(reading, trees[half:], tmp_path / "detector.model")  # without extras too
     assert loaded.outputs == ["sure"]
 
