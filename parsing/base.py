@@ -36,8 +36,8 @@ class BaseParser(BaseEstimator, ABC):  # type: ignore[misc]
     parsing (:mod:`parsing.forked`) starts the slow members first and the processes end together."""
     gives_arc_probabilities: ClassVar[bool] = False
     """Whether ``Parse.arc_scores`` holds the probability of each chosen head (a softmax over the
-    word's candidate heads, or a k-best list's posterior), not a raw score: the arc error detector
-    reads it as a feature (:func:`parsing.detect.features.confidence_features`)."""
+    word's candidate heads), not a raw score: the arc error detector reads it as a feature
+    (:func:`parsing.detect.features.confidence_features`)."""
 
     @abstractmethod
     def fit(self, sentences: Sequence[Sentence], dev: Sequence[Sentence] | None = None) -> Self:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import ClassVar, ParamSpec, TypeVar
+from typing import ParamSpec, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -62,9 +62,6 @@ peaks about 50 MB above it, at the same speed (Wolof test, beam 4)."""
 class BeamDecoding:
     """Prediction for a fitted :class:`~parsing.neural.parser.NeuralTransitionParser`."""
 
-    gives_arc_probabilities: ClassVar[bool] = True
-    """``arc_scores`` are the k-best list's posteriors of the chosen arcs (1.0 where every listed
-    tree agrees): the arc error detector reads them (``BaseParser.gives_arc_probabilities``)."""
     beam_size: int
     params_: network.Params
     space_: ActionSpace
