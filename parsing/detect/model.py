@@ -208,15 +208,12 @@ class ArcDetector:
         """
         x = feature_matrix(trees, self.members, self.weights, self.counts, self.upos_tags, self.labels,
                            self.confident, self.outputs)
-        computed = feature_names(self.members, self.upos_tags, self.labels, self.confident, self.outputs)
-        if computed == self.feature_names:
-            return x
-        where = {name: i for i, name in enumerate(computed)}
+        where = {name: i for i, name in enumerate(feature_names(self.members, self.upos_tags, self.labels,
+                                                                 self.confident, self.outputs))}
         if lost := [name for name in self.feature_names if name not in where]:
             raise ValueError(f"the detector was fitted on columns this version does not compute "
                              f"({', '.join(lost[:5])}); fit it again (python -m parsing fit-detector)")
-        kept: FloatArray = x[:, [where[name] for name in self.feature_names]]
-        return kept
+        return x if list(where) == self.feature_names else x[:, [where[name] for name in self.feature_names]]
 
     def calibrate(self, raw: FloatArray) -> FloatArray:
         """Probabilities of the raw scores (Platt's curve), in ``[0, 1]``."""
