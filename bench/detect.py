@@ -294,11 +294,16 @@ def main() -> None:
         if args.prepare_only:
             continue
         confident = [] if args.no_confidence else args.confident.split(",") if args.confident else None
-        row = measure(UD / name, folder, params, args.seed, args.synthetic_copies, confident, args.outputs)
-        print(json.dumps(row), flush=True)
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        with args.out.open("a", encoding="utf-8") as log:
-            log.write(json.dumps(row) + "\n")
+        emit(measure(UD / name, folder, params, args.seed, args.synthetic_copies, confident, args.outputs),
+             args.out)
+
+
+def emit(row: dict[str, object], out: Path) -> None:
+    """Print a result row as a JSON line and append it to ``out``."""
+    print(json.dumps(row), flush=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("a", encoding="utf-8") as log:
+        log.write(json.dumps(row) + "\n")
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
-from detect import scored_trees, write_parses, write_probabilities  # noqa: E402
+from detect import emit, scored_trees, write_parses, write_probabilities  # noqa: E402
 from ud_files import UD, split_files  # noqa: E402
 
 from parsing.conllu_io import read_conllu, to_sentence  # noqa: E402
@@ -150,10 +150,7 @@ def main() -> None:
     for fold in range(args.folds):
         parse_fold(UD / args.treebank, folder, args.folds, fold, args.seed)
     for row in measure(UD / args.treebank, folder, args.folds, args.seed, args.synthetic_copies):
-        print(json.dumps(row), flush=True)
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        with args.out.open("a", encoding="utf-8") as log:
-            log.write(json.dumps(row) + "\n")
+        emit(row, args.out)
 
 
 if __name__ == "__main__":

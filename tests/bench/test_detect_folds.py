@@ -11,24 +11,18 @@ import pytest
 
 from parsing.conllu_io import format_conllu, read_conllu, to_sentence
 from parsing.pipeline import train_models
-from tests.parsing.conftest import UD_ROOT
-
-TELUGU = UD_ROOT / "UD_Telugu-MTG"
 
 
-def test_training_parts_are_parsed_by_members_trained_without_them(tmp_path: Path,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    if not TELUGU.is_dir():
-        pytest.skip(f"UD_Telugu-MTG not found under {UD_ROOT}")
-    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "bench"))  # as the script runs
+@pytest.mark.usefixtures("bench_path")
+def test_training_parts_are_parsed_by_members_trained_without_them(tmp_path: Path, telugu: Path) -> None:
     from bench.detect import prepare
     from bench.detect_folds import fold_of, measure, parse_fold
 
     treebank = tmp_path / "ud" / "UD_Telugu-Small"
     treebank.mkdir(parents=True)
-    slices = {"train": read_conllu(TELUGU / "te_mtg-ud-train.conllu")[:160],
-              "dev": read_conllu(TELUGU / "te_mtg-ud-dev.conllu")[:60],
-              "test": read_conllu(TELUGU / "te_mtg-ud-test.conllu")[:60]}
+    slices = {"train": read_conllu(telugu / "te_mtg-ud-train.conllu")[:160],
+              "dev": read_conllu(telugu / "te_mtg-ud-dev.conllu")[:60],
+              "test": read_conllu(telugu / "te_mtg-ud-test.conllu")[:60]}
     for split, raws in slices.items():
         (treebank / f"te_small-ud-{split}.conllu").write_text(format_conllu(raws), encoding="utf-8")
     models = tmp_path / "models"

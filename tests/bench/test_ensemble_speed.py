@@ -11,21 +11,15 @@ import pytest
 
 from parsing.conllu_io import load_sentences
 from parsing.pipeline import load_models, train_models
-from tests.parsing.conftest import UD_ROOT
-
-TELUGU = UD_ROOT / "UD_Telugu-MTG"
 
 
-def test_a_variants_model_gets_the_default_method_tuned_on_dev(tmp_path: Path,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    if not TELUGU.is_dir():
-        pytest.skip(f"UD_Telugu-MTG not found under {UD_ROOT}")
-    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "bench"))  # as the script runs
+@pytest.mark.usefixtures("bench_path")
+def test_a_variants_model_gets_the_default_method_tuned_on_dev(tmp_path: Path, telugu: Path) -> None:
     from bench.ensemble_speed import measure
-    train = load_sentences(TELUGU / "te_mtg-ud-train.conllu")[:150]
+    train = load_sentences(telugu / "te_mtg-ud-train.conllu")[:150]
     dev_path, test_path = tmp_path / "dev.conllu", tmp_path / "test.conllu"
-    shutil.copy(TELUGU / "te_mtg-ud-dev.conllu", dev_path)
-    shutil.copy(TELUGU / "te_mtg-ud-test.conllu", test_path)
+    shutil.copy(telugu / "te_mtg-ud-dev.conllu", dev_path)
+    shutil.copy(telugu / "te_mtg-ud-test.conllu", test_path)
     model_dir = tmp_path / "UD_Telugu-MTG-predicted-small"
     train_models(train, load_sentences(dev_path), model_dir, names=["graph1", "eager"], tags="predicted")
     assert load_models(model_dir).ensemble is None  # as bench/ensembles.py keeps them

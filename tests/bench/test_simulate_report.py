@@ -132,11 +132,10 @@ def test_runs_with_filled_arcs_weighted_are_told_apart_from_the_default_ones(tmp
     assert "expected-errors+partial-0.8 (filled arcs ×0.3) |" in header
 
 
-def test_detector_flagged_runs_get_their_own_rows_and_command(tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.usefixtures("bench_path")
+def test_detector_flagged_runs_get_their_own_rows_and_command(tmp_path: Path) -> None:
     import argparse
 
-    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "bench"))  # as the script runs
     from bench.simulate import _job
     from bench.simulate_report import flag_threshold, is_partial
 
