@@ -268,11 +268,12 @@ def main() -> None:
                         help="use the members bench/ensembles.py --models trained here (TREEBANK-predicted*)")
     parser.add_argument("--ensemble", default="vote-uniform",
                         help="with --models-from: the method fitted over them when they have none")
-    parser.add_argument("--no-confidence", action="store_true",
-                        help="leave out the arc probabilities of the members that give them")
-    parser.add_argument("--confident",
-                        help="read only these members' arc probabilities (comma-separated; default: "
-                             "every member that gives them)")
+    reading = parser.add_mutually_exclusive_group()
+    reading.add_argument("--no-confidence", action="store_true",
+                         help="leave out the arc probabilities of the members that give them")
+    reading.add_argument("--confident",
+                         help="read only these members' arc probabilities (comma-separated; default: "
+                              "every member that gives them)")
     parser.add_argument("--outputs", action="store_true",
                         help="also read their own tags and probabilities (the output columns)")
     parser.add_argument("--members",

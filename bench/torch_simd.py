@@ -19,11 +19,8 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 from ud_files import UD, split_files
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def train_once(sentences: int, epochs: int) -> dict[str, object]:
