@@ -38,6 +38,7 @@ from app.services.parsing_adapter import load_sentences, partial_trees, tree_of_
 from app.services.round_scores import evaluation_scores
 from app.services.stable_trees import Stability, stabilise
 from app.services.tag_checks import require_tags
+from app.services.token_columns import predicted_attributes
 from app.services.trees import latest_versions
 from parsing.detect.model import ArcDetector
 from parsing.ensemble.base import member_accuracy, stack_heads
@@ -52,6 +53,7 @@ from parsing.tag_source import tagging_summary
 from parsing.tagger.folds import FoldRunner
 from parsing.types import Parse
 from parsing.types import Sentence as ParsingSentence
+from parsing.word_columns import column_source, member_columns
 
 FAST_MEMBER_PARAMS: dict[str, dict[str, Any]] = {
     "graph1": {"max_iter": 2}, "graph2": {"max_iter": 2}, "neural": {"max_epochs": 2},
@@ -379,7 +381,11 @@ def parse_batch(
 
     With a round trained on predicted tags every stored version keeps the UPOS its parser
     used (``TreeVersion.upos``); with gold tags that is ``None`` and untagged sentences are
-    refused (:func:`require_tags`).
+    refused (:func:`require_tags`). With predicted tags and a self-tagging member
+    (:func:`parsing.word_columns.column_source`) its version and the ensemble's also keep its
+    XPOS, lemmas and FEATS (:func:`~app.services.token_columns.predicted_attributes`): the only
+    member that predicts them, so raw text gets every column (the editor shows them where the
+    imported word has ``_``, and an export of those versions writes them).
     """
     require_tags(session, sentence_ids, trained.bundle.tags)
     sentences = load_sentences(session, sentence_ids)
@@ -393,16 +399,20 @@ def parse_batch(
         combined = stabilise(session, sentence_ids, combined, ballots, weights, trained.stability)
     suspicion = (score_parsed(trained.detector, sentences, by_name, combined)
                  if trained.detector is not None else None)
+    source = column_source(list(by_name)) if trained.bundle.tags == "predicted" else None
+    columns = member_columns(by_name, [source]) if source is not None else None
     for i, sentence_id in enumerate(sentence_ids):
         for name, parses in by_name.items():
             heads, deprels, scores = tree_of_parse(parses[i])
+            own = predicted_attributes(columns[i], None) if columns is not None and name == source else {}
             session.add(_version(session, sentence_id, "parser", name, heads, deprels, scores, user,
-                                 upos=_tags(parses[i])))
+                                 upos=_tags(parses[i]), **own))
         confidence = ensemble_confidence(ballots[i].parses, ballots[i].weights, combined[i])
         heads, deprels, _ = tree_of_parse(combined[i])
         shares: list[float | None] = [round(float(token.vote_share), 6) for token in confidence.tokens]
-        session.add(_version(session, sentence_id, "ensemble", "", heads, deprels, shares, user,
-                             upos=_tags(combined[i])))
+        tags = _tags(combined[i])
+        session.add(_version(session, sentence_id, "ensemble", "", heads, deprels, shares, user, upos=tags,
+                             **(predicted_attributes(columns[i], tags) if columns is not None else {})))
         state = session.get(SentenceState, sentence_id) or SentenceState(sentence_id=sentence_id)
         state.disagreement = confidence.disagreement
         state.entropy = float(sum(token.entropy for token in confidence.tokens))
@@ -447,8 +457,10 @@ def _tags(parse: Parse) -> list[str] | None:
 def _version(
     session: DbSession, sentence_id: int, kind: str, name: str, heads: list[int], deprels: list[str],
     scores: list[float | None] | None, user: User, *, upos: list[str] | None = None,
+    xpos: list[str] | None = None, lemmas: list[str] | None = None, feats: list[str] | None = None,
 ) -> TreeVersion:
     current = session.scalar(select(func.max(TreeVersion.version)).where(
         TreeVersion.sentence_id == sentence_id, TreeVersion.kind == kind, TreeVersion.name == name))
     return TreeVersion(sentence_id=sentence_id, kind=kind, name=name, version=(current or 0) + 1,
-                       heads=heads, deprels=deprels, scores=scores, upos=upos, user_id=user.id)
+                       heads=heads, deprels=deprels, scores=scores, upos=upos, xpos=xpos, lemmas=lemmas,
+                       feats=feats, user_id=user.id)

@@ -3,8 +3,9 @@
 A *columns* value is ``{"upos": [...], "xpos": [...], "lemma": [...], "feats": [...]}``, one
 string per word 1..n. An ``annotation`` tree version stores a column (``TreeVersion.upos``,
 ``xpos``, ``lemmas``, ``feats``) only when some word's value differs from the imported tokens'
-column; ``None`` means "as imported". Other kinds never carry edited columns (a parser's
-``upos`` are the tags it predicted, shown only where the word has none).
+column; ``None`` means "as imported". Other kinds never carry edited columns: a parser's or
+the ensemble's ``upos`` (and, from a self-tagging member, ``xpos``, ``lemmas`` and ``feats``:
+:func:`predicted_attributes`) are what it predicted, shown only where the word has none.
 
 Rules for a value that differs from the word's imported value (an unchanged value is accepted
 as imported, e.g. ``_`` in a pool of raw text, or a lemma with a space from a treebank that has
@@ -31,6 +32,7 @@ from sqlalchemy import func, select
 from app.models import Document, Sentence, Token, TreeVersion
 from app.services import DbSession
 from app.services.validation import TreeError
+from parsing.word_columns import WordColumns
 
 if TYPE_CHECKING:
     from app.services.sources import StoredTree
@@ -87,6 +89,33 @@ def value_problem(column: str, value: str) -> str | None:
     if not value or _SPACE.search(value):
         return "must be non-empty without spaces or tabs"
     return None
+
+
+def predicted_attributes(predicted: WordColumns, upos: Sequence[str] | None) -> dict[str, list[str] | None]:
+    """The ``xpos``, ``lemmas`` and ``feats`` a parser or ensemble version keeps of a self-tagging
+    member's ``predicted`` columns (:func:`parsing.word_columns.member_columns`, words 1..n), for a
+    version whose UPOS is ``upos`` (words 1..n; None: the member's own).
+
+    A value the editor would refuse (:func:`value_problem`, e.g. a lemma with a space) becomes
+    ``_``; so do XPOS and FEATS where the member tagged the word other than the version does (the
+    ensemble's UPOS may be the tagger's, :mod:`parsing.tag_source`): they describe the member's
+    tag, not that one. The lemma is kept. A column the member did not predict is None.
+
+    Examples:
+        >>> predicted_attributes(WordColumns(upos=["NOUN", "VERB", "X"], xpos=["NN", "VB", "FW"],
+        ...                                  lemmas=["dog", "bark", "a b"],
+        ...                                  feats=["Number=Sing", "Tense=Pres", "_"]), ["NOUN", "NOUN", "X"])
+        {'xpos': ['NN', '_', 'FW'], 'lemmas': ['dog', 'bark', '_'], 'feats': ['Number=Sing', '_', '_']}
+    """
+    own = predicted.upos
+    same_tag = [own is None or upos is None or own[i] == upos[i] for i in range(len(upos or own or []))]
+    kept: dict[str, list[str] | None] = {}
+    for column, attribute in (("xpos", "xpos"), ("lemma", "lemmas"), ("feats", "feats")):
+        values = getattr(predicted, attribute)
+        kept[attribute] = None if values is None else [
+            value if value_problem(column, value) is None and (column == "lemma" or same_tag[i]) else "_"
+            for i, value in enumerate(values)]
+    return kept
 
 
 def stored_columns(tree: TreeVersion) -> dict[str, list[Any] | None]:

@@ -30,10 +30,13 @@ from app.services.audit import record
 from app.services.notes import hidden_authors, notes
 from app.services.settings import label_inventory
 from app.services.token_columns import (
+    COLUMNS,
+    STORED,
     Columns,
     imported_columns,
     resolve_columns,
     to_store,
+    value_problem,
     version_columns,
 )
 from app.services.trees import StaleVersionError, add_version
@@ -109,9 +112,9 @@ def editor_data(session: DbSession, sentence: Sentence, *, branch: str = "") -> 
         "sentence": {"id": sentence.id, "sent_id": sentence.sent_id, "text": sentence.text,
                      "n_words": n, "split": sentence.document.split, "treebank_id": treebank.id,
                      "treebank": treebank.name, "direction": treebank.direction},
-        "words": [{"id": i, "form": form, "lemma": imported["lemma"][i - 1], "upos": base["upos"][i - 1],
-                   "xpos": imported["xpos"][i - 1], "feats": imported["feats"][i - 1],
-                   "upos_predicted": base["upos"][i - 1] != imported["upos"][i - 1]}
+        "words": [{"id": i, "form": form, **{column: base[column][i - 1] for column in COLUMNS},
+                   "upos_predicted": base["upos"][i - 1] != imported["upos"][i - 1],
+                   "predicted": [c for c in COLUMNS if base[c][i - 1] != imported[c][i - 1]]}
                   for i, form in enumerate(forms, start=1)],
         "members": [tree_dict(tree) for tree in members],
         "ensemble": tree_dict(trees.get(("ensemble", ""))),
@@ -146,17 +149,22 @@ def word_columns(
     session: DbSession, sentence_id: int, ensemble: TreeVersion | None
 ) -> tuple[list[str], Columns, Columns]:
     """``(forms, imported, shown)``: the words' columns as imported, and as the editor shows
-    them when no annotator changed them (UPOS completed by :func:`_shown_tags`)."""
+    them when no annotator changed them: completed by :func:`_predicted` where a word has none."""
     forms, imported = imported_columns(session, sentence_id)
-    return forms, imported, {**imported, "upos": _shown_tags(imported["upos"], ensemble)}
+    shown = {column: _predicted(values, ensemble, column) for column, values in imported.items()}
+    return forms, imported, shown
 
 
-def _shown_tags(upos: Sequence[str], ensemble: TreeVersion | None) -> list[str]:
-    """Each word's UPOS, or where it has none (``_``) the tag the parsers predicted for it."""
-    predicted = (ensemble.upos if ensemble is not None else None) or [None] * len(upos)
-    if len(predicted) != len(upos):
-        predicted = [None] * len(upos)
-    return [str(tag) if own == "_" and tag else own for own, tag in zip(upos, predicted, strict=True)]
+def _predicted(values: Sequence[str], ensemble: TreeVersion | None, column: str) -> list[str]:
+    """Each word's ``column``, or where it has none (``_``) what the parsers predicted for it: the
+    ensemble version's UPOS, and the XPOS, lemma and FEATS of its self-tagging member
+    (:func:`app.services.preannotate.parse_batch`). A prediction the editor would refuse
+    (:func:`~app.services.token_columns.value_problem`: a treebank with tags other than UD's) is
+    not shown, so saving never fails on a value the annotator did not type."""
+    stored = getattr(ensemble, STORED[column]) if ensemble is not None else None
+    predicted = stored if stored is not None and len(stored) == len(values) else [None] * len(values)
+    return [str(tag) if own == "_" and tag and tag != "_" and value_problem(column, str(tag)) is None else own
+            for own, tag in zip(values, predicted, strict=True)]
 
 
 def with_columns(session: DbSession, tree: TreeVersion) -> dict[str, Any]:

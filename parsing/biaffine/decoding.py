@@ -22,8 +22,13 @@ TreeDecoder = Callable[[np.ndarray[Any, np.dtype[np.float64]], Constraints | Non
 """``(log_probs (n+1, n+1) [d, h], constraints or None) -> heads (n+1,)``."""
 
 
-def _best(logits: torch.Tensor) -> torch.Tensor:
-    """Best class per position, never a special entry (padding, unknown): ``(B, T, K)`` → ``(B, T)``."""
+def _best(logits: torch.Tensor, never: int | None = None) -> torch.Tensor:
+    """Best class per position, never a special entry (padding, unknown) nor class ``never``:
+    ``(B, T, K)`` → ``(B, T)``. The tag vocabularies hold ROOT's own string (position 0 needs an
+    id), which a word must never get: callers pass its index as ``never``."""
+    if never is not None and never >= SPECIALS:
+        logits = logits.clone()
+        logits[..., never] = float("-inf")
     return logits[..., SPECIALS:].argmax(-1) + SPECIALS
 
 
@@ -83,7 +88,8 @@ def decode_batch(network: JointNetwork, vocabularies: Mapping[str, Vocabulary], 
         label_p = torch.softmax(label_logits.float(), dim=-1).gather(
             -1, torch.from_numpy(labels.astype(np.int64)).to(device).unsqueeze(-1)).squeeze(-1).cpu().numpy()
         tag_logits = network.tag_logits(states, chars)
-        tags = {name: _best(logits).cpu().numpy() for name, logits in tag_logits.items()}
+        tags = {name: _best(logits, vocabularies[name].index.get(ROOT)).cpu().numpy()
+                for name, logits in tag_logits.items()}
         upos_p = torch.softmax(tag_logits["upos"].float(), dim=-1).gather(
             -1, torch.from_numpy(tags["upos"]).to(device).unsqueeze(-1)).squeeze(-1).cpu().numpy()
         feat_choices = (network.feat_logits(states).argmax(-1).cpu().numpy()

@@ -4,6 +4,8 @@
  *
  * S.columns is {upos, xpos, lemma, feats}: one string per word, as the server sent them
  * (data.current.columns, the columns of a saved tree) and as the annotator edited them. A
+ * value the parsers predicted for a word imported without one (data.words[i].predicted names
+ * those columns) is drawn dashed until the annotator changes it. A
  * field applies when it changes (Tab or Enter, one undo step each); Esc puts the value back.
  * The values offered (datalists) come from GET /api/sentences/<id>/values: the treebank's
  * UPOS, XPOS and Feature=Value pairs, most frequent first, and the lemmas seen with the form.
@@ -23,7 +25,18 @@ export function renderWordFields(S, form) {
   const i = S.selected - 1;
   const set = (node, key, value) => { if (node[key] !== value) node[key] = value; };  // untouched = no relayout
   set(form.querySelector("#word-fields-word"), "textContent", `${S.selected} ${S.words[i].form}`);
-  for (const column of COLUMNS) set(form.querySelector(`#${column}-input`), "value", S.columns[column][i]);
+  const word = S.words[i];
+  let guessed = false;
+  for (const column of COLUMNS) {
+    const input = form.querySelector(`#${column}-input`);
+    set(input, "value", S.columns[column][i]);
+    // the parsers' value for a word imported without one (data.words[].predicted), not yet changed
+    const predicted = (word.predicted ?? []).includes(column) && S.columns[column][i] === word[column];
+    input.classList.toggle("predicted", predicted);
+    set(input, "title", predicted ? "predicted by the parsers: the word was imported without one" : "");
+    guessed ||= predicted;
+  }
+  set(form.querySelector("#predicted-note"), "hidden", !guessed);
   const lemmas = S.known?.lemmas?.[S.words[i].form] ?? [];
   const list = form.querySelector("#lemma-list");
   if (list.dataset.form !== S.words[i].form) { list.dataset.form = S.words[i].form; fillList(list, lemmas); }

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -144,9 +144,10 @@ def _demo_with_raw_text(session: Session, user: User) -> int:
     return treebank.id
 
 
-def _run(app: Flask, session: Session, user: User, treebank_id: int, tags: str) -> Job:
+def _run(app: Flask, session: Session, user: User, treebank_id: int, tags: str,
+         parsers: Sequence[str] = ("graph1", "eager")) -> Job:
     job = create_job(session, kind="preannotate", user=user, treebank_id=treebank_id,
-                     params={"parsers": ["graph1", "eager"], "tags": tags})
+                     params={"parsers": list(parsers), "tags": tags})
     session.commit()
     run_job(app, job.id)
     session.expire_all()

@@ -218,3 +218,51 @@ def test_a_round_trained_on_the_members_own_folds_says_so(
     assert "each trained without the trees it tagged" in (line.get_attribute("title") or "")
     line.scroll_into_view_if_needed()
     shutil.copyfile(screenshot(page, "rounds-member-folds"), "/tmp/rounds-member-folds.png")
+
+
+def test_raw_text_gets_the_members_lemmas_xpos_and_feats_in_the_editor(
+        ui: Any, live_app: Flask, screenshot: Shot) -> None:
+    """Raw text in the pool, a predicted-tag round with ``biaffine``: the word fields show its
+    XPOS and lemma (and FEATS where it predicted valid ones) for the words imported with ``_``,
+    drawn dashed as predictions until the annotator changes one."""
+    pytest.importorskip("torch")
+    from app.models import User
+    from app.services.imports import import_text
+
+    page = ui
+    treebank_id = import_rounds_demo(live_app, "raw columns demo")
+    with live_app.app_context():
+        ana = db.session.scalars(select(User).where(User.username == "ana")).one()
+        import_text(db.session, data="Bu kitap çok güzel.".encode(), filename="raw.txt",
+                    treebank_name="raw columns demo", user=ana)
+        db.session.commit()
+        sentence_id = int(db.session.scalars(select(Sentence.id).join(Document).where(
+            Document.treebank_id == treebank_id, Document.name == "raw.txt")).one())
+    run_round(page, treebank_id, ["graph1", "biaffine"], tags="predicted")
+    with live_app.app_context():
+        ensemble = db.session.scalars(select(TreeVersion).where(
+            TreeVersion.sentence_id == sentence_id, TreeVersion.kind == "ensemble")).one()
+        lemmas, xpos, feats, upos = ensemble.lemmas, ensemble.xpos, ensemble.feats, ensemble.upos
+    assert lemmas is not None and xpos is not None and feats is not None and upos is not None
+    word = next(i for i, lemma in enumerate(lemmas) if lemma != "_")  # a word the member lemmatised
+
+    page.goto(f"/workspace/sentences/{sentence_id}")
+    page.wait_for_selector("#tokens tbody tr")
+    page.locator("#tokens tbody tr").nth(word).click()
+    fields = {column: page.locator(f"#{column}-input") for column in ("upos", "xpos", "lemma", "feats")}
+    assert fields["lemma"].input_value() == lemmas[word]
+    assert fields["xpos"].input_value() == xpos[word] and fields["feats"].input_value() == feats[word]
+    for column, values in (("lemma", lemmas), ("xpos", xpos), ("feats", feats)):  # dashed: the parsers' value
+        assert ("predicted" in (fields[column].get_attribute("class") or "")) == (values[word] != "_"), column
+    assert "predicted" in (fields["upos"].get_attribute("class") or "")  # raw text: UPOS predicted too
+    assert page.locator("#predicted-note").is_visible()
+    style = fields["lemma"].evaluate("(node) => getComputedStyle(node).borderTopStyle")
+    assert style == "dashed"
+    page.locator("#word-fields").screenshot(path=str(screenshot(page, "editor-predicted-columns").with_name(
+        "editor-predicted-columns-fields.png")))
+    shutil.copyfile(screenshot(page, "editor-predicted-columns"), "/tmp/editor-predicted-columns.png")
+
+    fields["lemma"].fill("kendi")  # the annotator's own value: no longer drawn as a prediction
+    fields["lemma"].press("Tab")
+    assert "predicted" not in (fields["lemma"].get_attribute("class") or "")
+    assert page.evaluate("() => window.arcvoteEditor.columns.lemma")[word] == "kendi"

@@ -210,3 +210,18 @@ def test_annealing_is_skipped_when_the_time_is_up(sentences: list[Sentence]) -> 
                                                                                              sentences[20:30])
     assert timed_out.history_["stopped"] == "max_seconds" and timed_out.history_["annealed_after"] == 0
     assert len(timed_out.history_["dev_las"]) == 1
+
+
+def test_no_word_is_tagged_as_root(parser: BiaffineParser, sentences: list[Sentence]) -> None:
+    """ROOT's own string is in the tag vocabularies (position 0 needs an id) but is never a word's
+    tag, even where the network scores it highest (a barely trained network did)."""
+    import copy
+
+    pushed = copy.deepcopy(parser)
+    for column in ("upos", "xpos", "feats"):
+        pushed.weights_[f"classifiers.{column}.bias"][parser.vocabularies_[column].index(ROOT)] += 1e3
+    del pushed.network_cache  # rebuilt from the pushed weights
+    for parse, before in zip(pushed.predict(sentences[40:]), parser.predict(sentences[40:]), strict=True):
+        for column in ("upos", "xpos", "feats"):
+            assert ROOT not in parse.extras[column][1:], column  # type: ignore[operator, index]
+            assert parse.extras[column] == before.extras[column]  # the best other tag, as before
