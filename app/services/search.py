@@ -32,7 +32,7 @@ from app.services.sources import (
     round_starts,
     split_sentence_ids,
 )
-from app.services.token_columns import stored_attributes
+from app.services.token_columns import COLUMNS, STORED, completed_columns, stored_attributes
 from app.services.trees import EXPORT_SOURCES
 from parsing.conllu_io import format_conllu
 from parsing.grew import Corpus, Graph, Matcher, parse_pairs
@@ -153,12 +153,16 @@ WordRow = tuple[Any, ...]
 """``(sentence id, form, lemma, upos, xpos, feats, misc)`` of one word as imported."""
 _EDITABLE = (("lemma", "lemmas", 2), ("upos", "upos", 3), ("xpos", "xpos", 4))
 """(feature, the annotation version's attribute, index in a :data:`WordRow`)."""
+_COLUMN_INDEX = {"upos": 3, "xpos": 4, "lemma": 2, "feats": 5}
+"""Word column → its index in a :data:`WordRow`."""
 
 
 def _graph(rows: list[WordRow], tree: TreeVersion | StoredTree, sent_id: str | None,
            misc: bool = True) -> Graph:
-    """One sentence's graph: imported columns, overridden by those an annotation stored."""
-    edited = stored_attributes(tree)
+    """One sentence's graph: imported columns, overridden by those an annotation stored; a
+    parser's or the ensemble's words imported without tags read its predictions, as the editor
+    shows them (:func:`_predicted`)."""
+    edited = stored_attributes(tree) or _predicted(rows, tree)
     extra = _misc_and_feats if misc else _feats_only
     if any(values is not None for values in edited.values()):
         features = _edited_features(rows, edited, misc)
@@ -171,6 +175,17 @@ def _graph(rows: list[WordRow], tree: TreeVersion | StoredTree, sent_id: str | N
     deprels = ("", *(map(str, tree.deprels) if None not in tree.deprels and "" not in tree.deprels
                      else (str(d or "_") for d in tree.deprels)))
     return Graph(tuple(features), heads, deprels, sent_id)
+
+
+def _predicted(rows: list[WordRow], tree: TreeVersion | StoredTree) -> dict[str, list[Any] | None]:
+    """A parser's or the ensemble's predicted columns (:func:`~app.services.token_columns.completed_columns`)
+    by ``TreeVersion`` attribute, for a sentence with words imported without UPOS; else nothing
+    (gold and annotation trees, and trees parsed with gold tags, need no look at the rows)."""
+    if tree.kind in ("annotation", "gold") or tree.upos is None or all(row[3] != "_" for row in rows):
+        return {}
+    imported = {column: [str(row[index]) for row in rows] for column, index in _COLUMN_INDEX.items()}
+    shown = completed_columns(imported, {column: getattr(tree, STORED[column]) for column in COLUMNS})
+    return {STORED[column]: values for column, values in shown.items()}
 
 
 def _edited_features(rows: list[WordRow], edited: Mapping[str, list[object] | None],

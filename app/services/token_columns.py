@@ -118,6 +118,31 @@ def predicted_attributes(predicted: WordColumns, upos: Sequence[str] | None) -> 
     return kept
 
 
+def completed_columns(imported: Columns, predicted: Mapping[str, Sequence[Any] | None]) -> Columns:
+    """The columns as the editor shows a word nobody edited: ``imported``, except that a word
+    imported without UPOS (raw text: every column ``_``) takes ``predicted[column]`` (values over
+    words 1..n, None: not predicted) in each column it has none, where the editor would accept
+    the value. A tagged word's ``_`` (no XPOS, no features) is the treebank's answer and stays.
+
+    Examples:
+        >>> raw = {"upos": ["_", "NOUN"], "xpos": ["_", "_"], "lemma": ["_", "_"], "feats": ["_", "_"]}
+        >>> guessed = {"upos": ["VERB", "NOUN"], "lemma": ["run", "dog"], "feats": ["Tense=Past", "x"]}
+        >>> completed_columns(raw, guessed)
+        {'upos': ['VERB', 'NOUN'], 'xpos': ['_', '_'], 'lemma': ['run', '_'], 'feats': ['Tense=Past', '_']}
+    """
+    untagged = [tag == "_" for tag in imported["upos"]]
+    shown: Columns = {}
+    for column, values in imported.items():
+        guesses = predicted.get(column)
+        if guesses is None or len(guesses) != len(values) or not any(untagged):
+            shown[column] = list(values)
+            continue
+        shown[column] = [str(guess) if bare and own == "_" and guess not in (None, "_")
+                         and value_problem(column, str(guess)) is None else own
+                         for own, guess, bare in zip(values, guesses, untagged, strict=True)]
+    return shown
+
+
 def stored_columns(tree: TreeVersion) -> dict[str, list[Any] | None]:
     """The columns a tree version stores (``None`` = not stored)."""
     return {column: getattr(tree, attribute) for column, attribute in STORED.items()}

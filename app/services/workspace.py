@@ -33,10 +33,10 @@ from app.services.token_columns import (
     COLUMNS,
     STORED,
     Columns,
+    completed_columns,
     imported_columns,
     resolve_columns,
     to_store,
-    value_problem,
     version_columns,
 )
 from app.services.trees import StaleVersionError, add_version
@@ -149,22 +149,13 @@ def word_columns(
     session: DbSession, sentence_id: int, ensemble: TreeVersion | None
 ) -> tuple[list[str], Columns, Columns]:
     """``(forms, imported, shown)``: the words' columns as imported, and as the editor shows
-    them when no annotator changed them: completed by :func:`_predicted` where a word has none."""
+    them when no annotator changed them: a word imported without tags takes what the parsers
+    predicted (:func:`~app.services.token_columns.completed_columns`): the ensemble version's
+    UPOS, and the XPOS, lemma and FEATS of its self-tagging member
+    (:func:`app.services.preannotate.parse_batch`)."""
     forms, imported = imported_columns(session, sentence_id)
-    shown = {column: _predicted(values, ensemble, column) for column, values in imported.items()}
-    return forms, imported, shown
-
-
-def _predicted(values: Sequence[str], ensemble: TreeVersion | None, column: str) -> list[str]:
-    """Each word's ``column``, or where it has none (``_``) what the parsers predicted for it: the
-    ensemble version's UPOS, and the XPOS, lemma and FEATS of its self-tagging member
-    (:func:`app.services.preannotate.parse_batch`). A prediction the editor would refuse
-    (:func:`~app.services.token_columns.value_problem`: a treebank with tags other than UD's) is
-    not shown, so saving never fails on a value the annotator did not type."""
-    stored = getattr(ensemble, STORED[column]) if ensemble is not None else None
-    predicted = stored if stored is not None and len(stored) == len(values) else [None] * len(values)
-    return [str(tag) if own == "_" and tag and tag != "_" and value_problem(column, str(tag)) is None else own
-            for own, tag in zip(values, predicted, strict=True)]
+    predicted = {column: getattr(ensemble, STORED[column]) for column in COLUMNS} if ensemble else {}
+    return forms, imported, completed_columns(imported, predicted)
 
 
 def with_columns(session: DbSession, tree: TreeVersion) -> dict[str, Any]:

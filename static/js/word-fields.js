@@ -4,7 +4,7 @@
  *
  * S.columns is {upos, xpos, lemma, feats}: one string per word, as the server sent them
  * (data.current.columns, the columns of a saved tree) and as the annotator edited them. A
- * value the parsers predicted for a word imported without one (data.words[i].predicted names
+ * value the parsers predicted for a word imported without tags (data.words[i].predicted names
  * those columns) is drawn dashed until the annotator changes it. A
  * field applies when it changes (Tab or Enter, one undo step each); Esc puts the value back.
  * The values offered (datalists) come from GET /api/sentences/<id>/values: the treebank's
@@ -30,10 +30,10 @@ export function renderWordFields(S, form) {
   for (const column of COLUMNS) {
     const input = form.querySelector(`#${column}-input`);
     set(input, "value", S.columns[column][i]);
-    // the parsers' value for a word imported without one (data.words[].predicted), not yet changed
+    // the parsers' value for a word imported without tags (data.words[].predicted), not yet changed
     const predicted = (word.predicted ?? []).includes(column) && S.columns[column][i] === word[column];
     input.classList.toggle("predicted", predicted);
-    set(input, "title", predicted ? "predicted by the parsers: the word was imported without one" : "");
+    set(input, "title", predicted ? "predicted by the parsers: the word was imported without tags" : "");
     guessed ||= predicted;
   }
   set(form.querySelector("#predicted-note"), "hidden", !guessed);

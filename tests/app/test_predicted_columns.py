@@ -91,3 +91,26 @@ def test_the_editor_shows_them_a_save_keeps_them_and_exports_write_them(
         assert [w[LEMMA] for w in words] == shown["lemma"], source
         assert [w[XPOS] for w in words] == shown["xpos"] and [w[FEATS] for w in words] == shown["feats"]
         assert [w[UPOS] for w in words] == shown["upos"]
+
+
+def test_search_reads_what_the_editor_shows(session: Session, user: User, parsed: list[Sentence]) -> None:
+    """A pattern over the ensemble's trees finds raw text by its predicted UPOS and lemma, and over
+    the latest trees once an annotator saved what was shown; the gold trees have no such words."""
+    from app.services.search import search_treebank
+
+    treebank = session.scalars(select(Treebank)).one()
+    sentence = parsed[0]
+    shown = editor_data(session, sentence)["current"]["columns"]
+    word = next(i for i, lemma in enumerate(shown["lemma"]) if lemma != "_")
+    pattern = f'pattern {{ N [upos={shown["upos"][word]}, lemma="{shown["lemma"][word]}"] }}'
+
+    def found(source: str) -> bool:
+        hits = search_treebank(session, treebank, pattern, source=source).hits
+        return any(hit.sentence_id == sentence.id and hit.nodes["N"] == word + 1 for hit in hits)
+
+    assert found("ensemble") and not found("gold") and not found("latest")  # no latest tree yet
+    ensemble = newest(session, sentence.id, "ensemble")
+    save_annotation(session, sentence, heads=ensemble.heads, deprels=ensemble.deprels, expected_version=0,
+                    user=user, columns=shown)
+    session.commit()
+    assert found("latest")
