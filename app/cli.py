@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 from flask import current_app
@@ -166,6 +167,27 @@ def restore_command(path: Path, name: str | None, username: str) -> None:
     click.echo(f"Restored {treebank.name}.", err=True)
 
 
+def _sentence_ids(text: str | None) -> list[int]:
+    """``--sentences``' comma-separated ids (none: an empty list)."""
+    try:
+        return [int(part) for part in (text or "").split(",") if part.strip()]
+    except ValueError:
+        raise click.ClickException("--sentences takes comma-separated sentence ids") from None
+
+
+def _run_to_end(job_id: int) -> dict[str, Any]:
+    """Run job ``job_id`` here and now; its result, or a ClickException with its error."""
+    from app.job_models import Job
+    from app.jobs import run_job
+
+    run_job(current_app._get_current_object(), job_id)  # type: ignore[attr-defined]
+    db.session.expire_all()
+    done = db.session.get(Job, job_id)
+    if done is None or done.state != "done":
+        raise click.ClickException(f"job {job_id} failed: {done.error if done else 'vanished'}")
+    return dict(done.result or {})
+
+
 @treebank_cli.command("preannotate")
 @click.argument("name")
 @click.option("--parsers", default=None,
@@ -189,18 +211,21 @@ def restore_command(path: Path, name: str | None, username: str) -> None:
               help="An external parser voting in the ensemble (repeat; a voting method only).")
 @click.option("--score-split", "score_splits", multiple=True, type=click.Choice(["dev", "test"]),
               help="Parse this split's sentences too, for the scoreboard (repeat).")
+@click.option("--with-round", "with_round", type=click.IntRange(1), default=None, metavar="N",
+              help="No training: parse with round N's models the pool sentences no round has parsed "
+                   "(text imported since; or --sentences). The other options are ignored.")
 @click.option("--user", "username", default="admin", show_default=True, help="Act as this user.")
 def preannotate_command(
     name: str, parsers: str | None, tags: str, username: str, sentence_ids: str | None = None,
     ensemble: str | None = None, self_training: str = "none", self_training_select: str = "confidence",
     self_training_sentences: int | None = None, warm: bool = False, externals: tuple[str, ...] = (),
-    score_splits: tuple[str, ...] = (), raw_text: bool = False,
+    score_splits: tuple[str, ...] = (), raw_text: bool = False, with_round: int | None = None,
 ) -> None:
-    """Train a round on NAME's trees and pre-annotate its unannotated pool sentences."""
-    from app.job_models import Job
-    from app.jobs import RoundBusy, create_job, run_job
+    """Train a round on NAME's trees and pre-annotate its unannotated pool sentences (with
+    --with-round: parse new text with an earlier round's models, no training)."""
+    from app.jobs import RoundBusy, create_job
     from app.services.external_votes import VoterError, check_voters
-    from app.services.preannotate import require_installed
+    from app.services.preannotate import require_installed, reusable_round
     from app.services.raw_text_rounds import check_raw_text
     from app.services.self_training import parse_settings
     from parsing.ensemble.registry import default_method, method_spec
@@ -208,6 +233,24 @@ def preannotate_command(
 
     user = _acting_user(username)
     treebank = _treebank_for(name, user, "train")
+    chosen_ids = _sentence_ids(sentence_ids)
+    if with_round is not None:
+        try:
+            reusable_round(db.session, treebank, with_round)
+        except ValueError as error:
+            raise click.ClickException(str(error)) from None
+        picked = {"sentences": chosen_ids} if chosen_ids else {}
+        try:
+            job = create_job(db.session, kind="preannotate", user=user, treebank_id=treebank.id,
+                             params={"with_round": with_round, **picked})
+        except RoundBusy as busy:
+            raise click.ClickException(str(busy)) from None
+        db.session.commit()
+        click.echo(f"Parsing {name!r} with round {with_round}'s models (no training), job {job.id}...")
+        result = _run_to_end(job.id)
+        parsed = counted(int(result.get("parsed") or 0), "sentence")
+        click.echo(f"Round {with_round}'s models parsed {parsed}.")
+        return
     method = ensemble or default_method(tags)
     try:
         chosen = member_names(parsers or ",".join(default_members(tags)))
@@ -225,11 +268,8 @@ def preannotate_command(
                                      "sentences": self_training_sentences}),
                                  "warm": warm, "externals": voters, "score_splits": list(score_splits),
                                  "raw_text": raw_text}
-    if sentence_ids:
-        try:
-            params["sentences"] = [int(part) for part in sentence_ids.split(",") if part.strip()]
-        except ValueError:
-            raise click.ClickException("--sentences takes comma-separated sentence ids") from None
+    if chosen_ids:
+        params["sentences"] = chosen_ids
     try:
         job = create_job(db.session, kind="preannotate", user=user, treebank_id=treebank.id, params=params)
     except RoundBusy as busy:
@@ -237,12 +277,7 @@ def preannotate_command(
     db.session.commit()
     click.echo(f"Pre-annotating {name!r} with {', '.join(chosen)} ({tags} tags, {method} ensemble), "
                f"job {job.id}...")
-    run_job(current_app._get_current_object(), job.id)  # type: ignore[attr-defined]
-    db.session.expire_all()
-    done = db.session.get(Job, job.id)
-    if done is None or done.state != "done":
-        raise click.ClickException(f"job {job.id} failed: {done.error if done else 'vanished'}")
-    result = done.result or {}
+    result = _run_to_end(job.id)
     click.echo(f"Round {result.get('round')}: parsed {counted(int(result.get('parsed') or 0), 'sentence')} "
                f"(trained on {result.get('train_sentences')}, tuned on {result.get('dev_sentences')}).")
 

@@ -38,9 +38,12 @@ from app.services.preannotate import (
     new_round,
     parse_batch,
     pool_targets,
+    reusable_round,
     round_plan,
     train_round,
+    trained_from_disk,
     training_data,
+    unparsed_pool_targets,
     warm_start_round,
 )
 from app.services.raw_text_rounds import (
@@ -87,6 +90,8 @@ def preannotate(session: DbSession, job: Job, progress: Progress) -> dict[str, A
     if treebank is None or user is None:
         raise ValueError("the treebank or user of this job no longer exists")
     params = job.params or {}
+    if params.get("with_round") is not None:
+        return _parse_with_round(session, job, progress, treebank, user, int(params["with_round"]))
     round_ = new_round(session, treebank, parsers=params["parsers"], tags=params.get("tags", "gold"),
                        user=user, models_dir=current_app.config["MODELS_DIR"],
                        ensemble=params.get("ensemble") or default_method(params.get("tags", "gold")))
@@ -185,6 +190,30 @@ def _preannotate(session: DbSession, job: Job, progress: Progress, treebank: Tre
             "plugin_details": {label: state["detail"] for label, state in plugins.items()
                                if state.get("detail")},
             "external_voters": round_.external_voters}
+
+
+def _parse_with_round(session: DbSession, job: Job, progress: Progress, treebank: Treebank, user: User,
+                      number: int) -> dict[str, Any]:
+    """Parse without training (``params["with_round"]``): round ``number``'s models, checked
+    unchanged, parse ``params["sentences"]`` or the pool sentences no round has parsed yet (text
+    imported since), stored as that round would have stored them. No round is registered."""
+    round_ = reusable_round(session, treebank, number)
+    check_unchanged(Path(round_.model_dir), round_.checksums)
+    chosen = [int(i) for i in (job.params or {}).get("sentences") or []]
+    targets = (chosen_targets(session, treebank, chosen) if chosen
+               else unparsed_pool_targets(session, treebank))
+    require_tags(session, targets, round_.tags)
+    progress(f"loading round {number}'s models", 0.02)
+    trained = trained_from_disk(round_)
+    done = 0
+    for start in range(0, len(targets), BATCH):
+        done += parse_batch(session, trained, targets[start:start + BATCH], user=user)
+        progress(f"parsed {done} of {counted(len(targets), 'sentence')} with round {number}'s models",
+                 0.05 + 0.95 * done / len(targets))
+    if not targets:
+        progress("nothing to parse: every pool sentence is pre-annotated or annotated", 1.0)
+    return {"round": number, "parse_only": True, "parsed": done, "parsers": list(round_.parsers),
+            "ensemble": round_.ensemble}
 
 
 @task(MEMBER_KIND)

@@ -95,7 +95,10 @@ PREANNOTATE: Schema = {"type": "object", "properties": {
     "raw_text": {"type": "boolean",
                  "description": "the cluster and meta-feature members learn from the pool's text"},
     "externals": {"type": ["array", "null"], "maxItems": 50, "items": {"type": "string", "maxLength": 40},
-                  "description": "labels of external parsers voting in the ensemble (a voting method only)"}}}
+                  "description": "labels of external parsers voting in the ensemble (a voting method only)"},
+    "with_round": {"type": ["integer", "null"], "minimum": 1,
+                   "description": "parse with this round's models, no training (the other fields but "
+                                  "sentences are ignored; default sentences: the pool no round parsed yet)"}}}
 
 # Answers (for the OpenAPI description; open objects: more fields may be added).
 ERROR: Schema = {"type": "object", "required": ["error"], "properties": {

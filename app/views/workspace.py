@@ -14,6 +14,7 @@ from app.models import Sentence, Treebank
 from app.services.assignments import editing_line
 from app.services.external import external_parsers
 from app.services.permissions import can
+from app.services.preannotate import quick_parse
 from app.services.queue import (
     DEFAULT_ORDER,
     DEFAULT_ORDER_REASON,
@@ -116,6 +117,7 @@ def queue(treebank_id: int) -> str:
         externals=external_parsers(db.session, treebank),
         has_dev=bool(split_sentence_ids(db.session, treebank, "dev")),
         voting_methods=[name for name, spec in METHODS.items() if spec.votes],
+        quick=quick_parse(db.session, treebank) if can(current_user, "train", treebank) else None,
     )
 
 

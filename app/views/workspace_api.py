@@ -35,7 +35,9 @@ URL                                    Method  What
                                                → items (yours first; owners: with assignees)
 /api/treebanks/<id>/queue/next         GET     ?after=<sentence id>&filters → {id}
 /api/treebanks/<id>/preannotate        POST    {parsers?, tags?, ensemble?, sentences?,
-                                               self_training?, warm?, externals?, raw_text?} → 202 {job}
+                                               self_training?, warm?, externals?, raw_text?} → 202 {job};
+                                               {with_round: N, sentences?}: parse with round N's
+                                               models (default: the pool no round parsed yet)
 =====================================  ======  ================================================
 """
 
@@ -56,7 +58,7 @@ from app.services.history import Superseded, history, revert
 from app.services.model_cache import DEFAULT_SIZE, ModelCache
 from app.services.notes import add_note, notes
 from app.services.permissions import can
-from app.services.preannotate import require_installed
+from app.services.preannotate import require_installed, reusable_round
 from app.services.queue import QueueFilter, build_queue, next_in_queue
 from app.services.raw_text_rounds import RawTextError, check_raw_text
 from app.services.reparse import NoModels, ReparseError, read_constraints, read_previous, reparse
@@ -290,9 +292,17 @@ def queue_next(treebank_id: int) -> JsonResponse:
 @bp.post("/treebanks/<int:treebank_id>/preannotate")
 @requires("train")
 def preannotate(treebank_id: int) -> JsonResponse:
-    """Start a pre-annotation job (train a round, parse the pool); poll ``GET /jobs/<id>``."""
+    """Start a pre-annotation job (train a round, parse the pool; with ``with_round``, parse
+    with that round's models, no training); poll ``GET /jobs/<id>``."""
     treebank = db.get_or_404(Treebank, treebank_id)
     body = json_body(schemas.PREANNOTATE)
+    if body.get("with_round") is not None:
+        try:
+            reused = reusable_round(db.session, treebank, int(body["with_round"]))
+        except ValueError as error:
+            raise InputError("with_round", str(error)) from None
+        chosen = {"sentences": body["sentences"]} if body.get("sentences") else {}
+        return _start_round_job(treebank, {"with_round": reused.number, **chosen})
     requested = body.get("parsers")
     tags = body.get("tags") or "gold"
     try:
@@ -328,6 +338,11 @@ def preannotate(treebank_id: int) -> JsonResponse:
                               "raw_text": raw_text}
     if body.get("sentences"):
         params["sentences"] = body["sentences"]
+    return _start_round_job(treebank, params)
+
+
+def _start_round_job(treebank: Treebank, params: dict[str, Any]) -> JsonResponse:
+    """Queue a ``preannotate`` job with ``params``: 202 with the job, 409 while another runs."""
     try:
         job = create_job(db.session, kind="preannotate", user=current_user, treebank_id=treebank.id,
                          params=params)

@@ -38,7 +38,11 @@ export function showJob(elements, job, mayControl = true) {
   return active;
 }
 
-export function startJobs(form, box) {
+/**
+ * Wire the pre-annotation ``form`` (and ``quick``, the form that parses new text with round
+ * ``quick.dataset.round``'s models, when the page has it) to the job ``box``.
+ */
+export function startJobs(form, box, quick = null) {
   const bar = box.querySelector("#job-progress");
   const message = box.querySelector("#job-message");
   const cancel = box.querySelector("#job-cancel");
@@ -50,9 +54,13 @@ export function startJobs(form, box) {
   let current = null;
   let polling = null;
 
+  const quickSubmit = quick?.querySelector('button[type="submit"]');
+  const quickBlocked = quickSubmit?.disabled ?? true;  // the server said why it cannot run
+
   function show(job) {
     current = job;
     submit.disabled = showJob({ box, bar, message, cancel, retry, log }, job);
+    if (quickSubmit) quickSubmit.disabled = quickBlocked || submit.disabled;
     details.hidden = !job.log_tail;
   }
 
@@ -108,6 +116,14 @@ export function startJobs(form, box) {
       raw_text: rawText };
     const { ok, body } = await api(form.dataset.url, { method: "POST", body: payload });
     if (!ok) { fail(body.error); submit.disabled = false; return; }
+    follow(body.job);
+  });
+
+  quick?.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    quickSubmit.disabled = submit.disabled = true;
+    const { ok, body } = await api(quick.dataset.url, { method: "POST", body: { with_round: Number(quick.dataset.round) } });
+    if (!ok) { fail(body.error); quickSubmit.disabled = quickBlocked; submit.disabled = false; return; }
     follow(body.job);
   });
 
