@@ -225,7 +225,8 @@ def preannotate_command(
     --with-round: parse new text with an earlier round's models, no training)."""
     from app.jobs import RoundBusy, create_job
     from app.services.external_votes import VoterError, check_voters
-    from app.services.preannotate import require_installed, reusable_round
+    from app.services.parse_with_round import reusable_round
+    from app.services.preannotate import require_installed
     from app.services.raw_text_rounds import check_raw_text
     from app.services.self_training import parse_settings
     from parsing.ensemble.registry import default_method, method_spec

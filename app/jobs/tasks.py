@@ -33,17 +33,15 @@ from app.parser_models import TrainingRound
 from app.services import DbSession
 from app.services.external import public_outcome
 from app.services.external_votes import check_voters, prepare_voters
+from app.services.parse_with_round import reusable_round, trained_from_disk, unparsed_pool_targets
 from app.services.preannotate import (
     chosen_targets,
     new_round,
     parse_batch,
     pool_targets,
-    reusable_round,
     round_plan,
     train_round,
-    trained_from_disk,
     training_data,
-    unparsed_pool_targets,
     warm_start_round,
 )
 from app.services.raw_text_rounds import (

@@ -13,8 +13,8 @@ from app.job_models import Job
 from app.models import Sentence, Treebank
 from app.services.assignments import editing_line
 from app.services.external import external_parsers
+from app.services.parse_with_round import quick_parse
 from app.services.permissions import can
-from app.services.preannotate import quick_parse
 from app.services.queue import (
     DEFAULT_ORDER,
     DEFAULT_ORDER_REASON,

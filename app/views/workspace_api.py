@@ -57,8 +57,9 @@ from app.services.external_votes import VoterError, check_voters
 from app.services.history import Superseded, history, revert
 from app.services.model_cache import DEFAULT_SIZE, ModelCache
 from app.services.notes import add_note, notes
+from app.services.parse_with_round import reusable_round
 from app.services.permissions import can
-from app.services.preannotate import require_installed, reusable_round
+from app.services.preannotate import require_installed
 from app.services.queue import QueueFilter, build_queue, next_in_queue
 from app.services.raw_text_rounds import RawTextError, check_raw_text
 from app.services.reparse import NoModels, ReparseError, read_constraints, read_previous, reparse

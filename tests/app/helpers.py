@@ -29,16 +29,23 @@ def import_without_dev(session: Session, user: User, *, train: int = 40, pool: i
     return result.treebank
 
 
-def run_round(app: Flask, session: Session, user: User, treebank: Treebank, parsers: list[str],
-              **params: Any) -> TrainingRound:
-    """Run a pre-annotation round inline (gold tags, ``params`` added to the job's) and return it."""
-    job = create_job(session, kind="preannotate", user=user, treebank_id=treebank.id,
-                     params={"parsers": parsers, "tags": "gold", **params})
+def run_preannotate(app: Flask, session: Session, user: User, treebank_id: int,
+                    params: dict[str, Any]) -> Job:
+    """Queue a ``preannotate`` job with ``params``, run it here and now, and return it as it ended."""
+    job = create_job(session, kind="preannotate", user=user, treebank_id=treebank_id, params=params)
     session.commit()
     run_job(app, job.id)
     session.expire_all()
     done = session.get(Job, job.id)
-    assert done is not None and done.state == "done", done.error if done else None
+    assert done is not None
+    return done
+
+
+def run_round(app: Flask, session: Session, user: User, treebank: Treebank, parsers: list[str],
+              **params: Any) -> TrainingRound:
+    """Run a pre-annotation round inline (gold tags, ``params`` added to the job's) and return it."""
+    done = run_preannotate(app, session, user, treebank.id, {"parsers": parsers, "tags": "gold", **params})
+    assert done.state == "done", done.error
     return session.scalars(select(TrainingRound).where(TrainingRound.treebank_id == treebank.id)
                            .order_by(TrainingRound.number.desc()).limit(1)).one()
 

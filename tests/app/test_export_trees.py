@@ -13,7 +13,6 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.job_models import Job
-from app.jobs import create_job, run_job
 from app.models import Document, Sentence, SentenceState, Treebank, TreeVersion, User
 from app.parser_models import TrainingRound
 from app.services import DbSession
@@ -25,6 +24,7 @@ from app.services.trees import add_version
 from app.services.workspace import editor_data
 from parsing.conllu_io import UPOS, parse_conllu
 from parsing.pipeline import load_models
+from tests.app.helpers import run_preannotate
 
 TRAIN = ("# sent_id = t1\n1\tHi\thi\tINTJ\t_\t_\t0\troot\t_\t_\n2\tyou\tyou\tPRON\t_\t_\t1\tobj\t_\t_\n\n"
          "# sent_id = t2\n1\tGo\tgo\tVERB\t_\t_\t0\troot\t_\t_\n\n")
@@ -146,14 +146,7 @@ def _demo_with_raw_text(session: Session, user: User) -> int:
 
 def _run(app: Flask, session: Session, user: User, treebank_id: int, tags: str,
          parsers: Sequence[str] = ("graph1", "eager")) -> Job:
-    job = create_job(session, kind="preannotate", user=user, treebank_id=treebank_id,
-                     params={"parsers": list(parsers), "tags": tags})
-    session.commit()
-    run_job(app, job.id)
-    session.expire_all()
-    done = session.get(Job, job.id)
-    assert done is not None
-    return done
+    return run_preannotate(app, session, user, treebank_id, {"parsers": list(parsers), "tags": tags})
 
 
 def test_predicted_round_stores_exports_and_shows_the_tags_it_parsed_with(

@@ -13,25 +13,17 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.job_models import Job
-from app.jobs import create_job, run_job
 from app.models import Document, Sentence, Treebank, TreeVersion, User
 from app.parser_models import TrainingRound
 from app.services.imports import import_text
-from app.services.preannotate import quick_parse, unparsed_pool_targets
-from tests.app.helpers import import_without_dev, run_round
+from app.services.parse_with_round import quick_parse, unparsed_pool_targets
+from tests.app.helpers import import_without_dev, run_preannotate, run_round
 
 NEW_TEXT = "Bu kitap çok güzel. Ben de okudum!".encode()
 
 
 def parse_job(app: Flask, session: Session, user: User, treebank: Treebank, number: int) -> Job:
-    job = create_job(session, kind="preannotate", user=user, treebank_id=treebank.id,
-                     params={"with_round": number})
-    session.commit()
-    run_job(app, job.id)
-    session.expire_all()
-    done = session.get(Job, job.id)
-    assert done is not None
-    return done
+    return run_preannotate(app, session, user, treebank.id, {"with_round": number})
 
 
 def versions(session: Session) -> int:

@@ -10,6 +10,7 @@ disagreement score, all by ``bo``, as a pre-annotation run would store them.
 from __future__ import annotations
 
 import statistics
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -177,3 +178,32 @@ def queue_listed(page: Any) -> list[int]:
     """The sentence ids the queue page lists, in order."""
     hrefs = page.locator("ol.queue li a").evaluate_all("links => links.map((a) => a.pathname)")
     return [int(href.rsplit("/", 1)[1]) for href in hrefs]
+
+
+def submit_preannotate(page: Any, button: str, seconds: float = 90.0) -> dict[str, Any]:
+    """Click ``button`` (a selector) of a pre-annotation form, wait until the job it posted ends
+    and return that job (``GET /jobs/<id>``; asserted done)."""
+    with page.expect_response(lambda response: response.url.endswith("/preannotate")) as posted:
+        page.click(button)
+    assert posted.value.status == 202, posted.value.json()
+    job_id = posted.value.json()["job"]["id"]  # the page shows the previous job until this one starts
+    deadline = time.monotonic() + seconds
+    while (state := page.request.get(f"/jobs/{job_id}").json())["state"] not in ("done", "failed"):
+        assert time.monotonic() < deadline, state
+        time.sleep(0.3)
+    assert state["state"] == "done", state
+    job: dict[str, Any] = state
+    return job
+
+
+def import_raw_text(app: Flask, treebank_name: str, text: str, filename: str = "raw.txt") -> list[int]:
+    """Import ``text`` into the pool of ``treebank_name`` as ana; the new sentences' ids, in order."""
+    from app.services.imports import import_text
+
+    with app.app_context():
+        ana = db.session.scalars(select(User).where(User.username == "ana")).one()
+        result = import_text(db.session, data=text.encode(), filename=filename, treebank_name=treebank_name,
+                             user=ana)
+        db.session.commit()
+        return list(db.session.scalars(select(Sentence.id).where(Sentence.document_id == result.document.id)
+                                       .order_by(Sentence.position)))

@@ -16,6 +16,7 @@ from sqlalchemy import select
 from app.extensions import db
 from app.models import Document, Sentence, TreeVersion
 from app.parser_models import TrainingRound
+from tests.browser.helpers import import_raw_text
 from tests.browser.test_rounds_page import import_rounds_demo, run_round
 
 pytestmark = pytest.mark.browser
@@ -226,18 +227,9 @@ def test_raw_text_gets_the_members_lemmas_xpos_and_feats_in_the_editor(
     XPOS and lemma (and FEATS where it predicted valid ones) for the words imported with ``_``,
     drawn dashed as predictions until the annotator changes one."""
     pytest.importorskip("torch")
-    from app.models import User
-    from app.services.imports import import_text
-
     page = ui
     treebank_id = import_rounds_demo(live_app, "raw columns demo")
-    with live_app.app_context():
-        ana = db.session.scalars(select(User).where(User.username == "ana")).one()
-        import_text(db.session, data="Bu kitap çok güzel.".encode(), filename="raw.txt",
-                    treebank_name="raw columns demo", user=ana)
-        db.session.commit()
-        sentence_id = int(db.session.scalars(select(Sentence.id).join(Document).where(
-            Document.treebank_id == treebank_id, Document.name == "raw.txt")).one())
+    (sentence_id,) = import_raw_text(live_app, "raw columns demo", "Bu kitap çok güzel.")
     run_round(page, treebank_id, ["graph1", "biaffine"], tags="predicted")
     with live_app.app_context():
         ensemble = db.session.scalars(select(TreeVersion).where(

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import shutil
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,8 +13,9 @@ from flask import Flask
 from sqlalchemy import func, select
 
 from app.extensions import db
-from app.models import Document, Sentence, TreeVersion, User
+from app.models import TreeVersion
 from app.parser_models import TrainingRound
+from tests.browser.helpers import import_raw_text, submit_preannotate
 from tests.browser.test_rounds_page import import_rounds_demo, run_round
 
 pytestmark = pytest.mark.browser
@@ -24,20 +24,12 @@ Shot = Callable[[Any, str], Path]
 
 def test_new_text_is_parsed_with_the_last_rounds_models_from_the_queue_page(
         ui: Any, live_app: Flask, screenshot: Shot) -> None:
-    from app.services.imports import import_text
-
     page = ui
     treebank_id = import_rounds_demo(live_app, "parse new text demo")
     run_round(page, treebank_id, ["graph1", "eager"], tags="predicted")
     page.goto(f"/workspace/treebanks/{treebank_id}")
     assert page.locator("#parse-new-form").count() == 0  # the round parsed the whole pool
-    with live_app.app_context():
-        ana = db.session.scalars(select(User).where(User.username == "ana")).one()
-        import_text(db.session, data="Bu kitap çok güzel. Ben de okudum!".encode(), filename="new.txt",
-                    treebank_name="parse new text demo", user=ana)
-        db.session.commit()
-        new = list(db.session.scalars(select(Sentence.id).join(Document).where(
-            Document.treebank_id == treebank_id, Document.name == "new.txt").order_by(Sentence.position)))
+    new = import_raw_text(live_app, "parse new text demo", "Bu kitap çok güzel. Ben de okudum!")
 
     page.goto(f"/workspace/treebanks/{treebank_id}")
     form = page.locator("#parse-new-form")
@@ -47,15 +39,8 @@ def test_new_text_is_parsed_with_the_last_rounds_models_from_the_queue_page(
     assert "No training" in page.locator("#parse-new-help").inner_text()
     form.scroll_into_view_if_needed()
     shutil.copyfile(screenshot(page, "queue-parse-new"), "/tmp/queue-parse-new.png")
-    with page.expect_response(lambda response: response.url.endswith("/preannotate")) as posted:
-        form.locator("button[type=submit]").click()
-    assert posted.value.status == 202, posted.value.json()
-    job_id = posted.value.json()["job"]["id"]
-    deadline = time.monotonic() + 60
-    while (state := page.request.get(f"/jobs/{job_id}").json())["state"] not in ("done", "failed"):
-        assert time.monotonic() < deadline, state
-        time.sleep(0.3)
-    assert state["state"] == "done" and state["result"]["parsed"] == 2, state
+    state = submit_preannotate(page, "#parse-new-form button[type=submit]", seconds=60)
+    assert state["result"]["parsed"] == 2 and state["result"]["parse_only"], state
     page.wait_for_function("() => !document.getElementById('parse-new-form')")  # the page reloaded
     assert "Done: parsed 2 of 2 sentences with round 1's models" in page.locator("#job-message").inner_text()
     with live_app.app_context():

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import shutil
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,6 +11,7 @@ from typing import Any
 import pytest
 from flask import Flask
 
+from tests.browser.helpers import submit_preannotate
 from tests.browser.test_rounds_page import import_rounds_demo
 
 pytestmark = pytest.mark.browser
@@ -30,15 +30,7 @@ def test_a_raw_text_round_from_the_queue_page_to_the_verdict(
         box.set_checked(box.get_attribute("value") in chosen)
     page.check('input[name="raw_text"]')
     shutil.copyfile(screenshot(page, "queue-raw-text"), "/tmp/queue-raw-text.png")
-    with page.expect_response(lambda response: response.url.endswith("/preannotate")) as posted:
-        page.click("#preannotate-form button[type=submit]")
-    assert posted.value.status == 202, posted.value.json()
-    job_id = posted.value.json()["job"]["id"]
-    deadline = time.monotonic() + 90
-    while (state := page.request.get(f"/jobs/{job_id}").json())["state"] not in ("done", "failed"):
-        assert time.monotonic() < deadline, state
-        time.sleep(0.3)
-    assert state["state"] == "done", state
+    state = submit_preannotate(page, "#preannotate-form button[type=submit]")
     assert state["result"]["raw_text"]["members"] == ["graph1-brown", "graph1-context1"]
 
     page.goto(f"/treebanks/{treebank_id}/rounds")

@@ -6,7 +6,6 @@ from __future__ import annotations
 import csv
 import io
 import shutil
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from app.services.preannotate import HELD_OUT_EVERY
 from app.services.trees import add_version
 from app.services.workspace import set_state
 from parsing.conllu_io import decode_utf8, format_conllu, parse_conllu
+from tests.browser.helpers import submit_preannotate
 
 pytestmark = pytest.mark.browser
 Shot = Callable[[Any, str], Path]
@@ -49,14 +49,7 @@ def run_round(page: Any, treebank_id: int, parsers: list[str],
         page.select_option('select[name="self_training_source"]', source)
         page.select_option('select[name="self_training_select"]', chosen)
         page.fill('input[name="self_training_sentences"]', sentences)
-    with page.expect_response(lambda response: response.url.endswith("/preannotate")) as posted:
-        page.click("#preannotate-form button[type=submit]")
-    job_id = posted.value.json()["job"]["id"]  # the page shows the previous job until this one starts
-    deadline = time.monotonic() + 90
-    while (state := page.request.get(f"/jobs/{job_id}").json())["state"] not in ("done", "failed"):
-        assert time.monotonic() < deadline, state
-        time.sleep(0.3)
-    assert state["state"] == "done", state
+    submit_preannotate(page, "#preannotate-form button[type=submit]")
 
 
 def import_rounds_demo(live_app: Flask, name: str) -> int:
