@@ -14,11 +14,11 @@ from pathlib import Path
 
 from sqlalchemy import select
 
-from app.models import Document, Sentence, Treebank, TreeVersion
+from app.models import Treebank
 from app.parser_models import TrainingRound
 from app.services import DbSession
 from app.services.detector import round_detector
-from app.services.preannotate import TrainedRound, vote_weights
+from app.services.preannotate import TrainedRound, pool_targets, vote_weights
 from app.services.tag_checks import require_tags
 from parsing.pipeline import load_models
 
@@ -26,14 +26,7 @@ from parsing.pipeline import load_models
 def unparsed_pool_targets(session: DbSession, treebank: Treebank) -> list[int]:
     """Pool sentences nobody has annotated and no round has pre-annotated yet (text imported since
     the last round), in document order: what a parse-only job parses by default."""
-    parsed = select(TreeVersion.sentence_id).where(TreeVersion.kind == "ensemble")
-    return list(session.scalars(
-        select(Sentence.id).join(Document)
-        .where(Document.treebank_id == treebank.id, Document.split == "pool", Sentence.n_words > 0,
-               Sentence.id.not_in(select(TreeVersion.sentence_id).where(TreeVersion.kind == "annotation")),
-               Sentence.id.not_in(parsed))
-        .order_by(Document.position, Sentence.position)
-    ))
+    return pool_targets(session, treebank, unparsed=True)
 
 
 def newest_round_with_models(session: DbSession, treebank: Treebank) -> TrainingRound | None:

@@ -186,13 +186,15 @@ def held_out_slice(sentence_ids: Sequence[int]) -> list[int]:
     return sorted(chosen + others[:max(0, MIN_HELD_OUT - len(chosen))])
 
 
-def pool_targets(session: DbSession, treebank: Treebank) -> list[int]:
-    """Pool sentences nobody has annotated yet, in document order."""
-    annotated = select(TreeVersion.sentence_id).where(TreeVersion.kind == "annotation")
+def pool_targets(session: DbSession, treebank: Treebank, *, unparsed: bool = False) -> list[int]:
+    """Pool sentences nobody has annotated yet, in document order; with ``unparsed``, only those no
+    round has pre-annotated either (text imported since the last round)."""
+    skipped = ("annotation", "ensemble") if unparsed else ("annotation",)
+    done = select(TreeVersion.sentence_id).where(TreeVersion.kind.in_(skipped))
     return list(session.scalars(
         select(Sentence.id).join(Document)
         .where(Document.treebank_id == treebank.id, Document.split == "pool",
-               Sentence.n_words > 0, Sentence.id.not_in(annotated))
+               Sentence.n_words > 0, Sentence.id.not_in(done))
         .order_by(Document.position, Sentence.position)
     ))
 
@@ -384,8 +386,8 @@ def parse_batch(
     refused (:func:`require_tags`). With predicted tags and a self-tagging member
     (:func:`parsing.word_columns.column_source`) its version and the ensemble's also keep its
     XPOS, lemmas and FEATS (:func:`~app.services.token_columns.predicted_attributes`): the only
-    member that predicts them, so raw text gets every column (the editor shows them where the
-    imported word has ``_``, and an export of those versions writes them).
+    member that predicts them, so raw text gets every column (the editor shows them for words
+    imported without tags, and an export of those versions writes them).
     """
     require_tags(session, sentence_ids, trained.bundle.tags)
     sentences = load_sentences(session, sentence_ids)

@@ -5,7 +5,8 @@ string per word 1..n. An ``annotation`` tree version stores a column (``TreeVers
 ``xpos``, ``lemmas``, ``feats``) only when some word's value differs from the imported tokens'
 column; ``None`` means "as imported". Other kinds never carry edited columns: a parser's or
 the ensemble's ``upos`` (and, from a self-tagging member, ``xpos``, ``lemmas`` and ``feats``:
-:func:`predicted_attributes`) are what it predicted, shown only where the word has none.
+:func:`predicted_attributes`) are what it predicted, shown for words imported without tags
+(:func:`completed_columns`).
 
 Rules for a value that differs from the word's imported value (an unchanged value is accepted
 as imported, e.g. ``_`` in a pool of raw text, or a lemma with a space from a treebank that has
