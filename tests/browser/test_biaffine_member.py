@@ -255,6 +255,6 @@ def test_raw_text_gets_the_members_lemmas_xpos_and_feats_in_the_editor(
     shutil.copyfile(screenshot(page, "editor-predicted-columns"), "/tmp/editor-predicted-columns.png")
 
     fields["lemma"].fill("kendi")  # the annotator's own value: no longer drawn as a prediction
-    fields["lemma"].press("Tab")
-    assert "predicted" not in (fields["lemma"].get_attribute("class") or "")
+    fields["lemma"].press("Tab")  # the fields redraw on the next animation frame: wait for it
+    page.wait_for_function("() => !document.querySelector('#lemma-input').classList.contains('predicted')")
     assert page.evaluate("() => window.arcvoteEditor.columns.lemma")[word] == "kendi"
