@@ -18,7 +18,7 @@ from app.jobs import TASKS, Progress, create_job, run_job
 from app.models import Document, Sentence, SentenceNote, SentenceState, TreeVersion, User
 from app.parser_models import TrainingRound
 from app.services.demo import setup_demo
-from parsing.ensemble.registry import DEFAULT_METHOD
+from parsing.ensemble.registry import default_method
 from parsing.pipeline import load_models
 
 
@@ -62,9 +62,9 @@ def test_preannotation_stores_members_ensemble_and_confidence(
     assert len(round_.weights) == 3 and round_.dev_uas is not None and len(round_.dev_uas) == 3
     assert (Path(round_.model_dir) / "manifest.json").is_file()
     assert Path(round_.model_dir).parent.parent == fast
-    assert round_.ensemble == DEFAULT_METHOD == done.result["ensemble"]
+    assert round_.ensemble == default_method("gold") == done.result["ensemble"]
     bundle = load_models(round_.model_dir)  # the stored ensemble trees are the bundle's ensemble's
-    assert bundle.ensemble_method == DEFAULT_METHOD
+    assert bundle.ensemble_method == default_method("gold")
     from app.services.parsing_adapter import load_sentences
 
     by_name, combined = bundle.parse_with_ensemble(load_sentences(session, pool))

@@ -94,11 +94,11 @@ def test_biaffine_is_trained_in_a_round_scored_and_shown_in_the_editor(
     treebank_id = import_rounds_demo(live_app, "biaffine demo")
     page.goto(f"/workspace/treebanks/{treebank_id}")
     box = page.locator('#more-members input[name="parsers"][value="biaffine"]')
-    assert box.count() == 1 and not box.is_checked()  # offered, not a default
+    assert box.count() == 1 and box.is_checked()  # a default with gold tags too (where PyTorch is)
+    assert not page.locator('#more-members input[name="parsers"][value="lstm-hybrid"]').is_checked()
     assert "Dozat" in (page.locator('#more-members label:has(input[value="biaffine"])').get_attribute("title")
                        or "")
     assert "up to 15 minutes a round" in page.inner_text("#more-members .help")  # what it costs
-    box.check()
     page.locator("#more-members").screenshot(path=str(screenshot(page, "queue-biaffine").with_name(
         "queue-biaffine-more-members.png")))
     run_round(page, treebank_id, ["graph1", "biaffine"])  # ticks it (and graph1 only) and waits

@@ -105,24 +105,25 @@ def test_a_round_trains_the_same_weights_as_the_member_trained_alone(tmp_path: P
     assert all(np.array_equal(in_round[key], alone[key]) for key in alone)
 
 
-def test_the_default_members_add_the_neural_members_with_predicted_tags_where_torch_is(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_default_members_add_the_neural_members_where_torch_is(monkeypatch: pytest.MonkeyPatch) -> None:
     import parsing.members
     from parsing.cli import build_parser
     from parsing.commands.parsers import train_plan_of
     from parsing.members import default_members
 
-    assert default_members("gold") == list(MEMBERS)
     with pytest.raises(ValueError, match="tags must be gold or predicted"):
         default_members("both")
-    plan = train_plan_of(build_parser().parse_args(["train", "--train", "t", "--out", "m", "--tags", "gold"]))
-    assert list(plan.members) == list(MEMBERS) and plan.ensemble == "vote-uniform"
     if parsing.members.missing_requirement("biaffine") is None:
+        assert default_members("gold") == [*MEMBERS, "biaffine"]
         assert default_members("predicted") == [*MEMBERS, "biaffine", "lstm-hybrid"]
         plan = train_plan_of(build_parser().parse_args(["train", "--train", "t", "--dev", "d", "--out", "m"]))
         assert list(plan.members) == [*MEMBERS, "biaffine", "lstm-hybrid"]
         assert plan.ensemble == "vote-tuned-labels"
+        plan = train_plan_of(build_parser().parse_args(
+            ["train", "--train", "t", "--dev", "d", "--out", "m", "--tags", "gold"]))
+        assert list(plan.members) == [*MEMBERS, "biaffine"] and plan.ensemble == "vote-tuned-labels"
         plan = train_plan_of(build_parser().parse_args(["train", "--train", "t", "--out", "m"]))
         assert plan.ensemble == "vote-uniform"  # nothing to tune on: no folds trained for it
     monkeypatch.setattr(parsing.members, "missing_requirement", lambda name: "no torch here")
+    assert default_members("gold") == list(MEMBERS)  # without PyTorch: the nine
     assert default_members("predicted") == list(MEMBERS)  # without PyTorch: the nine

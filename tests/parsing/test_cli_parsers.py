@@ -12,7 +12,7 @@ import pytest
 import parsing.commands.parsers as parsers_command
 from parsing.cli import main
 from parsing.conllu_io import format_conllu, load_sentences, parse_conllu, read_conllu
-from parsing.ensemble.registry import DEFAULT_METHOD, METHODS, method_spec
+from parsing.ensemble.registry import DEFAULT_METHOD, METHODS, default_method, method_spec
 from parsing.pipeline import load_models
 from parsing.scorer.metrics import evaluate
 
@@ -51,8 +51,9 @@ def test_train_writes_a_model_directory(model_dir: Path) -> None:
     manifest = json.loads((model_dir / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["parsers"] == ["graph1", "eager"] and manifest["tags"] == "gold"
     assert {p.name for p in (model_dir / "parsers").iterdir()} == {"graph1.model", "eager.model"}
-    assert manifest["ensemble"] == {"method": DEFAULT_METHOD,
-                                    "members": method_spec(DEFAULT_METHOD).uses(["graph1", "eager"])}
+    method = default_method("gold")  # dev given: the gold-tag default, tuned on it
+    assert method != DEFAULT_METHOD  # the tuned vote, not the fallback without dev
+    assert manifest["ensemble"] == {"method": method, "members": method_spec(method).uses(["graph1", "eager"])}
     assert (model_dir / "ensemble.model").is_file()
 
 
@@ -126,7 +127,8 @@ def test_list_parsers_names_every_member(capsys: pytest.CaptureFixture[str]) -> 
     assert listed == ["graph1", "graph2", "eager", "eager-rtl", "swap", "swap-rtl", "hybrid", "hybrid-rtl",
                       "neural"]
     assert [line.split()[0] for line in methods.splitlines()[1:]] == list(METHODS)
-    assert f"{DEFAULT_METHOD} " in methods and "[default, gold tags]" in methods
+    default = next(line for line in methods.splitlines() if line.startswith(default_method("gold") + " "))
+    assert "[default, gold tags]" in default and "[default, predicted tags]" in default
 
 
 def test_bad_overrides_and_malformed_input_exit_2(slices: dict[str, Path], tmp_path: Path,
