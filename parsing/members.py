@@ -184,7 +184,8 @@ def member_names(requested: str | None = None) -> list[str]:
     return names
 
 
-NEURAL_DEFAULTS: dict[str, tuple[str, ...]] = {"predicted": ("biaffine", "lstm-hybrid"), "gold": ("biaffine",)}
+NEURAL_DEFAULTS: dict[str, tuple[str, ...]] = {
+    "predicted": ("biaffine", "lstm-hybrid"), "gold": ("biaffine",)}
 """The neural members a round trains by default per tag mode, where PyTorch is installed."""
 
 

@@ -99,13 +99,13 @@ METHODS: dict[str, MethodSpec] = {
 }
 
 DEFAULT_METHOD = "vote-uniform"
-"""The vote that needs no tuning data (simulations and :func:`default_method` without dev). Chosen
-by measurement over the nine members before the neural ones. In ``bench/ensembles.py`` over the ``../shared/ud`` treebanks
-(gold tags), the voting methods lead the others, and their order varies by hundredths from
-run to run (vote-uniform first by +0.04 mean LAS in one run, vote-accuracy by +0.05 in the
-next). ``bench/default_method.py`` finds no significant difference between the two (pooled
-test sets: paired bootstrap p = 0.39), so the default is the one that needs no tuning data:
-one vote per member."""
+"""The vote that needs no tuning data (simulations and :func:`default_method` without dev).
+Chosen by measurement over the nine members before the neural ones. In ``bench/ensembles.py``
+over the ``../shared/ud`` treebanks (gold tags), the voting methods lead the others, and their
+order varies by hundredths from run to run (vote-uniform first by +0.04 mean LAS in one run,
+vote-accuracy by +0.05 in the next). ``bench/default_method.py`` finds no significant
+difference between the two (pooled test sets: paired bootstrap p = 0.39), so the default is the
+one that needs no tuning data: one vote per member."""
 
 DEFAULT_METHODS: dict[str, str] = {"gold": "vote-tuned-labels", "predicted": "vote-tuned-labels"}
 """The measured default per tag mode. In both modes the default members include the

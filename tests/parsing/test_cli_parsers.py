@@ -53,7 +53,8 @@ def test_train_writes_a_model_directory(model_dir: Path) -> None:
     assert {p.name for p in (model_dir / "parsers").iterdir()} == {"graph1.model", "eager.model"}
     method = default_method("gold")  # dev given: the gold-tag default, tuned on it
     assert method != DEFAULT_METHOD  # the tuned vote, not the fallback without dev
-    assert manifest["ensemble"] == {"method": method, "members": method_spec(method).uses(["graph1", "eager"])}
+    assert manifest["ensemble"] == {"method": method,
+                                    "members": method_spec(method).uses(["graph1", "eager"])}
     assert (model_dir / "ensemble.model").is_file()
 
 
