@@ -109,6 +109,10 @@ class BiaffineParser(BaseParser):
         reveal_cross: also add a learned bias to every arc by the number of given arcs it
             crosses (0 to 3 or more): a fixed attachment then bounds the words it spans.
         reveal_loss: keep the revealed arcs in the training loss (module docstring).
+        reveal_order: which gold arcs are revealed in training: ``"random"`` (default), a
+            ``"top-down"`` prefix of the tree (the arcs an annotator who reads the skeleton first
+            has fixed or confirmed), or ``"mixed"`` (either, per sentence;
+            :func:`~parsing.biaffine.training.reveal_arcs`).
         anneal: at most this many more epochs at a tenth of the learning rate once the first
             phase ends (by patience or ``max_epochs``), from its best weights with a fresh
             optimizer, within ``max_seconds`` (UDPipe 2's last phase;
@@ -135,6 +139,7 @@ class BiaffineParser(BaseParser):
     reveal_loss: bool = True
     reveal_errors: float = 0.0
     reveal_cross: bool = False
+    reveal_order: str = "random"
     anneal: int = 0
     device: str = "auto"
     char_encoder: str = "lstm"
@@ -150,7 +155,7 @@ class BiaffineParser(BaseParser):
                  threads: int | None = 1,
                  verbose: bool = False, reveal: float = 0.0, reveal_dim: int = 32,
                  reveal_loss: bool = True, reveal_errors: float = 0.0, reveal_cross: bool = False,
-                 anneal: int = 0) -> None:
+                 reveal_order: str = "random", anneal: int = 0) -> None:
         require_torch()
         if encoder is not None and importlib.util.find_spec("transformers") is None:
             raise ImportError(TRANSFORMERS_HINT)
@@ -183,6 +188,7 @@ class BiaffineParser(BaseParser):
         self.reveal_loss = reveal_loss
         self.reveal_errors = reveal_errors
         self.reveal_cross = reveal_cross
+        self.reveal_order = reveal_order
         self.anneal = anneal
 
     @property
@@ -199,11 +205,13 @@ class BiaffineParser(BaseParser):
         held out). The weights of the best dev epoch are kept."""
         from parsing.biaffine.batching import build_vocabularies
         from parsing.biaffine.network import JointNetwork, NetworkConfig
-        from parsing.biaffine.training import TrainSettings, train_network
+        from parsing.biaffine.training import REVEAL_ORDERS, TrainSettings, train_network
 
         for name in ("reveal", "reveal_errors"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} is a rate of revealed arcs in [0, 1], got {getattr(self, name)}")
+        if self.reveal_order not in REVEAL_ORDERS:
+            raise ValueError(f"reveal_order is one of {', '.join(REVEAL_ORDERS)}, got {self.reveal_order!r}")
         if self.anneal < 0:
             raise ValueError(f"anneal is a number of epochs (0: none), got {self.anneal}")
         device = resolve_device(self.device)
@@ -245,7 +253,8 @@ class BiaffineParser(BaseParser):
                                  patience=self.patience, batch_size=self.batch_size,
                                  learning_rate=self.learning_rate, seed=self.random_state,
                                  reveal=self.reveal, reveal_errors=self.reveal_errors,
-                                 reveal_loss=self.reveal_loss, anneal=self.anneal)
+                                 reveal_loss=self.reveal_loss, reveal_order=self.reveal_order,
+                                 anneal=self.anneal)
         log = (lambda message: print(f"[biaffine] {message}", file=sys.stderr)) if self.verbose else None
         with seeded(self.random_state, self.threads, device):
             network = JointNetwork(config)

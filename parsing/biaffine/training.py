@@ -19,6 +19,7 @@ from parsing.biaffine.batching import IGNORE, Batch, Contextual, encode
 from parsing.biaffine.network import JointNetwork
 from parsing.biaffine.vocab import Vocabulary
 from parsing.constraints import Constraints
+from parsing.trees import depths
 from parsing.types import Sentence
 
 Log = Callable[[str], None]
@@ -41,6 +42,8 @@ class TrainSettings:
     """Highest rate at which the network's own wrong heads are revealed too (:func:`reveal_arcs`)."""
     reveal_loss: bool = True
     """Keep the revealed arcs in the loss (False: their head and label targets are ignored)."""
+    reveal_order: str = "random"
+    """Which arcs are revealed: at random, a top-down prefix of the tree, or either (:func:`reveal_arcs`)."""
     anneal: int = 0
     """At most this many more epochs at :data:`ANNEAL_FACTOR` times the learning rate, from the
     best epoch's weights with a fresh optimizer, once the first phase stops by patience or by
@@ -94,20 +97,47 @@ def batches(sentences: Sequence[Sentence], size: int,
         yield [sentences[i] for i in group]
 
 
+REVEAL_ORDERS = ("random", "top-down", "mixed")
+"""Which gold arcs a revealing network is given in training (:func:`reveal_arcs`)."""
+
+
+def top_down_prefix(heads: Sequence[int] | np.ndarray, count: int) -> set[int]:
+    """The first ``count`` words with a known head in top-down reading order (depth in the gold
+    tree, then position), the arcs an annotator who reads the skeleton first has confirmed or
+    fixed after ``count`` words. ``heads``: ``(n+1,)``, ROOT first, ``-1`` for an unknown head.
+
+    Examples:
+        >>> sorted(top_down_prefix([-1, 2, 0, 2, 3], 2))   # the root word 2, then 1 (left of 3)
+        [1, 2]
+    """
+    depth = depths(heads)
+    known = [d for d in range(1, len(heads)) if heads[d] >= 0 and depth[d] >= 0]
+    return set(sorted(known, key=lambda d: (int(depth[d]), d))[:count])
+
+
 def reveal_arcs(sentences: Sequence[Sentence], reveal: float, rng: np.random.Generator, *,
                 wrong: Sequence[Sequence[int]] | None = None,
-                reveal_errors: float = 0.0) -> list[Constraints]:
+                reveal_errors: float = 0.0, order: str = "random") -> list[Constraints]:
     """Gold arcs given as inputs while training a revealing network: per sentence a rate
     ``r ~ U(0, reveal)``, then each word with a known head is revealed (head and label) with
     probability ``r``, as an annotator's arcs would be at any point of a correction. With
+    ``order="top-down"`` the revealed words are instead the first ``round(r * n)`` of the gold
+    tree in top-down reading order (:func:`top_down_prefix`), as an annotator who fixes the
+    skeleton first leaves them; ``"mixed"``: one or the other per sentence, at even odds. With
     ``wrong`` (per sentence the words whose head the network now gets wrong) each of those is
     also revealed with probability ``r_e ~ U(0, reveal_errors)`` (drawn per sentence): the arcs
     an annotator fixes are the parser's errors, and a random one mostly tells it what it knew."""
+    if order not in REVEAL_ORDERS:
+        raise ValueError(f"reveal_order is one of {', '.join(REVEAL_ORDERS)}, got {order!r}")
     given = []
     for index, sentence in enumerate(sentences):
         rate = rng.uniform(0.0, reveal) if reveal > 0 else 0.0
         draws = rng.random(len(sentence))
-        words = {d for d in range(1, len(sentence) + 1) if draws[d - 1] < rate and sentence.heads[d] >= 0}
+        in_order = order == "top-down" or (order == "mixed" and rng.random() < 0.5)
+        if in_order:
+            words = top_down_prefix(sentence.heads, round(rate * len(sentence)))
+        else:
+            words = {d for d in range(1, len(sentence) + 1) if draws[d - 1] < rate and sentence.heads[d] >= 0}
         if wrong is not None and reveal_errors > 0:
             error_rate = rng.uniform(0.0, reveal_errors)
             words |= {d for d in wrong[index] if rng.random() < error_rate and sentence.heads[d] >= 0}
@@ -227,9 +257,9 @@ def _epoch(network: JointNetwork, optimizer: torch.optim.Optimizer, train: Seque
         if settings.reveal_errors > 0:
             wrong = wrong_heads(network, encode(group, vocabularies, contextual).to(device))
             given = reveal_arcs(group, settings.reveal, reveal_rng, wrong=wrong,
-                                reveal_errors=settings.reveal_errors)
+                                reveal_errors=settings.reveal_errors, order=settings.reveal_order)
         elif settings.reveal > 0:
-            given = reveal_arcs(group, settings.reveal, reveal_rng)
+            given = reveal_arcs(group, settings.reveal, reveal_rng, order=settings.reveal_order)
         loss = network.loss(encode(group, vocabularies, contextual, given=given,
                                    hide_given=not settings.reveal_loss).to(device))
         loss.backward()  # type: ignore[no-untyped-call]

@@ -16,7 +16,7 @@ torch = pytest.importorskip("torch")
 from parsing.biaffine.batching import IGNORE, REVEAL_BUCKETS, build_vocabularies, encode, offset_bucket  # noqa: E402
 from parsing.biaffine.member import BiaffineParser  # noqa: E402
 from parsing.biaffine.network import crossings  # noqa: E402
-from parsing.biaffine.training import reveal_arcs  # noqa: E402
+from parsing.biaffine.training import reveal_arcs, top_down_prefix  # noqa: E402
 from parsing.conllu_io import load_sentences  # noqa: E402
 from parsing.constraints import Constraints  # noqa: E402
 from parsing.ensemble.reparse import reparse_under_constraints  # noqa: E402
@@ -94,6 +94,36 @@ def test_revealed_arcs_are_drawn_per_sentence_and_left_out_of_the_loss(sentences
         0, offset_bucket(1, int(sentences[0].heads[1])), 0]
     kept = encode(sentences[:1], vocabularies, given=[arcs])
     assert kept.targets["heads"][0, 1] == int(sentences[0].heads[1])
+
+
+def test_a_top_down_order_reveals_the_skeleton_first(sentences: list[Sentence]) -> None:
+    """``reveal_order="top-down"``: the given arcs are the first words of the gold tree by depth,
+    the arcs an annotator who reads it top down has confirmed or fixed; ``"mixed"`` gives both."""
+    chosen = sentences[:40]
+    rng = np.random.default_rng(4)
+    given = [arcs for _ in range(5) for arcs in reveal_arcs(chosen, 0.8, rng, order="top-down")]
+    assert any(arcs.heads for arcs in given)
+    for arcs, sentence in zip(given, chosen * 5, strict=True):
+        assert set(arcs.heads) == top_down_prefix(sentence.heads, len(arcs.heads))
+        assert all(arcs.heads[d] == sentence.heads[d] and arcs.labels[d] == sentence.deprels[d]
+                   for d in arcs.heads)
+        if arcs.heads:  # the root word is read first
+            assert sentence.heads.tolist().index(0) in arcs.heads
+    mixed = [arcs for _ in range(5) for arcs in reveal_arcs(chosen, 0.8, rng, order="mixed")]
+    prefixes = [set(arcs.heads) == top_down_prefix(s.heads, len(arcs.heads))
+                for arcs, s in zip(mixed, chosen * 5, strict=True)]
+    assert any(prefixes) and not all(prefixes)
+    rng = np.random.default_rng(4)  # the default ("random") draws one stream as before the setting existed
+    expected = []
+    for sentence in chosen:
+        rate, draws = rng.uniform(0.0, 0.8), rng.random(len(sentence))
+        expected.append({d for d in range(1, len(sentence) + 1) if draws[d - 1] < rate})
+    assert [set(a.heads) for a in reveal_arcs(chosen, 0.8, np.random.default_rng(4))] == expected
+    with pytest.raises(ValueError, match="reveal_order is one of random, top-down, mixed"):
+        BiaffineParser(**TINY, reveal=0.5, reveal_order="bottom-up").fit(sentences[:4])
+    parser = BiaffineParser(**{**TINY, "max_epochs": 1}, reveal=0.5, reveal_order="top-down",
+                            random_state=1).fit(sentences[:16], sentences[40:])
+    assert parser.reads_constraints
 
 
 def test_the_networks_own_errors_can_be_revealed(sentences: list[Sentence]) -> None:
