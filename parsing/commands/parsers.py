@@ -32,8 +32,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     train.add_argument("--train", required=True, type=Path, help="training CoNLL-U file")
     train.add_argument("--dev", type=Path, help="development CoNLL-U file (picks epochs)")
     train.add_argument("--out", required=True, type=Path, help="model directory to write")
-    train.add_argument("--parsers", help="comma-separated member names (default: the nine; with predicted "
-                                         "tags also biaffine where PyTorch is installed)")
+    train.add_argument("--parsers", help="comma-separated member names (default: the nine and, where "
+                                         "PyTorch is installed, biaffine; predicted tags: lstm-hybrid too)")
     train.add_argument("--tags", choices=("gold", "predicted"),
                        help="train on gold UPOS or on jackknifed predicted UPOS (default)")
     train.add_argument("--jobs", type=int, default=1, help="members trained in parallel")
