@@ -168,8 +168,10 @@ def test_queue_form_defaults_to_predicted_tags_for_untagged_pool(
     untagged = logged_in.get(f"/workspace/treebanks/{treebank_id}").get_data(as_text=True)
     assert '<option value="predicted" selected>predicted' in untagged
     neural = '<input type="checkbox" name="parsers" value="biaffine" checked>'
-    if missing_requirement("biaffine") is None:  # predicted tags: the neural member is a default member
-        assert neural in untagged and neural not in tagged
+    transition = '<input type="checkbox" name="parsers" value="lstm-hybrid" checked>'
+    if missing_requirement("biaffine") is None:  # biaffine a default in both; lstm-hybrid with predicted
+        assert neural in untagged and neural in tagged
+        assert transition in untagged and transition not in tagged
         assert '<input type="checkbox" name="parsers" value="graph1" checked>' in untagged
 
 
