@@ -191,8 +191,7 @@ def _run_to_end(job_id: int) -> dict[str, Any]:
 @treebank_cli.command("preannotate")
 @click.argument("name")
 @click.option("--parsers", default=None,
-              help="Comma-separated members (default, as measured: the nine plus biaffine where "
-                   "PyTorch is installed, and lstm-hybrid too with predicted tags).")
+              help="Comma-separated members (default: parsing.members.default_members for the tags).")
 @click.option("--tags", type=click.Choice(["gold", "predicted"]), default="gold", show_default=True)
 @click.option("--ensemble", default=None,
               help="Combination method (default: the measured one; see `python -m parsing list-parsers`).")
