@@ -24,9 +24,9 @@ from dataclasses import asdict, dataclass
 
 import torch
 from torch import Tensor, nn
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from parsing.biaffine.batching import COLUMNS, IGNORE, REVEAL_BUCKETS, Batch
+from parsing.biaffine.recurrent import run_bilstm
 
 TARGETS = (*COLUMNS, "lemmas")
 """The per-word classifiers besides the parser."""
@@ -109,10 +109,7 @@ class CharEncoder(nn.Module):
         self.lstm = nn.LSTM(dim, hidden, batch_first=True, bidirectional=True)
 
     def forward(self, chars: Tensor, lengths: Tensor) -> Tensor:
-        packed = pack_padded_sequence(self.embed(chars), lengths.cpu(), batch_first=True,
-                                      enforce_sorted=False)
-        _, (final, _) = self.lstm(packed)
-        return torch.cat([final[0], final[1]], dim=-1)
+        return run_bilstm(self.lstm, self.embed(chars), lengths)[1]
 
 
 class CharCNN(nn.Module):
@@ -218,10 +215,8 @@ class JointNetwork(nn.Module):
             given_labels = batch.given_labels if batch.given_labels is not None else torch.zeros_like(words)
             parts += [self.given_heads(given_heads), self.given_labels(given_labels)]
         inputs = self.dropout(torch.cat(parts, dim=-1))
-        packed = pack_padded_sequence(inputs, batch.lengths.cpu(), batch_first=True, enforce_sorted=False)
-        states, _ = self.encoder(packed)
-        padded, _ = pad_packed_sequence(states, batch_first=True, total_length=words.shape[1])
-        return self.dropout(padded), chars
+        states, _ = run_bilstm(self.encoder, inputs, batch.lengths)
+        return self.dropout(states), chars
 
     def tag_logits(self, states: Tensor, chars: Tensor) -> dict[str, Tensor]:
         """Scores of every tag and lemma script, ``(B, T, size of its vocabulary)`` each."""

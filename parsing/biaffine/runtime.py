@@ -1,10 +1,10 @@
 """Where and how the ``biaffine`` member's torch code runs: its device (a worker's GPU when it has
-one, else the CPU), its thread count, and seeded, deterministic training."""
+one, else the CPU), its thread count, seeded, deterministic training, and its optimizer."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
@@ -70,3 +70,12 @@ def seeded(seed: int, threads: int | None, device: torch.device) -> Iterator[Non
             yield
         finally:
             torch.use_deterministic_algorithms(deterministic)
+
+
+def adam(parameters: Iterable[torch.nn.Parameter], rate: float) -> torch.optim.Adam:
+    """The optimizer both neural members train with: Adam with Dozat & Manning's ``betas=(0.9,
+    0.9)``, its fused kernel (one pass over all weights per step, on the CPU as on a GPU:
+    about 1 s of a 10 s training epoch saved against the per-tensor loop, Wolof, one thread)."""
+    import torch
+
+    return torch.optim.Adam(parameters, lr=rate, betas=(0.9, 0.9), fused=True)

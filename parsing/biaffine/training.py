@@ -17,6 +17,7 @@ import torch
 
 from parsing.biaffine.batching import IGNORE, Batch, Contextual, encode
 from parsing.biaffine.network import JointNetwork
+from parsing.biaffine.runtime import adam
 from parsing.biaffine.vocab import Vocabulary
 from parsing.constraints import Constraints
 from parsing.trees import depths
@@ -214,7 +215,7 @@ def train_network(network: JointNetwork, train: Sequence[Sentence], dev: Sequenc
             network.load_state_dict(best_state)
             history.annealed_after = epoch
             say(f"annealing from epoch {history.best_epoch}'s weights at learning rate {rate:g}")
-        optimizer = torch.optim.Adam(trained, lr=rate, betas=(0.9, 0.9))
+        optimizer = adam(trained, rate)
         first = epoch
         for epoch in range(first + 1, first + epochs + 1):
             total, out_of_time = _epoch(network, optimizer, train, vocabularies, settings, (rng, reveal_rng),

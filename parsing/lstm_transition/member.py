@@ -182,8 +182,8 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
         """Epochs of mini-batches until the budget, the epochs or the patience run out, then the
         annealing phase (``anneal``) if there is one; the best dev epoch's weights of either phase
         are left in ``network``."""
-        import torch
 
+        from parsing.biaffine.runtime import adam
         from parsing.biaffine.training import training_phases
 
         started = time.perf_counter()
@@ -197,7 +197,7 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
                     break
                 network.load_state_dict(best_state)
                 annealed_after, stopped = epoch, "epochs"
-            optimizer = torch.optim.Adam(network.parameters(), lr=rate, betas=(0.9, 0.9))
+            optimizer = adam(network.parameters(), rate)
             first = epoch
             for epoch in range(first + 1, first + epochs + 1):
                 self._epoch(network, optimizer, trees, examples, rng, explore=self.explore > 0 and epoch > 1)

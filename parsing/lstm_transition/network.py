@@ -16,10 +16,10 @@ from dataclasses import asdict, dataclass
 
 import torch
 from torch import Tensor, nn
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from parsing.biaffine.batching import Batch
 from parsing.biaffine.network import CHAR_ENCODERS
+from parsing.biaffine.recurrent import run_bilstm
 
 SLOTS = 4
 """s0, s1, s2 and b0: the first four token slots of :func:`parsing.neural.features.featurise`."""
@@ -81,10 +81,8 @@ class TransitionNetwork(nn.Module):
         if self.config.tag_dim:
             parts.append(self.tags(batch.tags["upos"]))
         inputs = self.dropout(torch.cat(parts, dim=-1))
-        packed = pack_padded_sequence(inputs, batch.lengths.cpu(), batch_first=True, enforce_sorted=False)
-        states, _ = self.encoder(packed)
-        padded, _ = pad_packed_sequence(states, batch_first=True, total_length=words.shape[1])
-        result: Tensor = self.dropout(padded)
+        states, _ = run_bilstm(self.encoder, inputs, batch.lengths)
+        result: Tensor = self.dropout(states)
         return result
 
     def table(self, states: Tensor, lengths: Tensor) -> Tensor:

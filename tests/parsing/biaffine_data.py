@@ -111,9 +111,9 @@ def assert_anneals(parser_class: Any, settings: dict[str, Any], train: list[Sent
     rates: list[float] = []
     adam = torch.optim.Adam
 
-    def recording(parameters: Any, lr: float, betas: tuple[float, float]) -> torch.optim.Adam:
+    def recording(parameters: Any, lr: float, **options: Any) -> torch.optim.Adam:
         rates.append(lr)
-        return adam(parameters, lr=lr, betas=betas)
+        return adam(parameters, lr=lr, **options)
 
     monkeypatch.setattr(torch.optim, "Adam", recording)
     for max_epochs, patience, stop in ((2, 5, {"max_epochs", "epochs"}), (30, 1, {"patience"})):
