@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -44,19 +43,11 @@ import parsing.lstm_transition.network as transition_network  # noqa: E402
 from bench.biaffine import score_split  # noqa: E402
 from bench.ud_files import UD, split_files  # noqa: E402
 from parsing.biaffine.member import BiaffineParser  # noqa: E402
+from parsing.biaffine.recurrent import packed_bilstm  # noqa: E402
 from parsing.conllu_io import read_conllu, to_sentence  # noqa: E402
 from parsing.lstm_transition.member import LSTMTransitionParser  # noqa: E402
 
 PATHS = ("packed", "unpacked")
-
-
-def packed_bilstm(lstm: torch.nn.LSTM, inputs: torch.Tensor,
-                  lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """The code before: a packed batch through ``lstm`` (outputs zero-padded, final states)."""
-    packed = pack_padded_sequence(inputs, lengths.cpu(), batch_first=True, enforce_sorted=False)
-    states, (final, _) = lstm(packed)
-    padded, _ = pad_packed_sequence(states, batch_first=True, total_length=inputs.shape[1])
-    return padded, torch.cat([final[-2], final[-1]], dim=-1)
 
 
 def loop_adam(parameters: Any, rate: float) -> torch.optim.Adam:
@@ -66,7 +57,8 @@ def loop_adam(parameters: Any, rate: float) -> torch.optim.Adam:
 
 @contextmanager
 def code_path(name: str) -> Iterator[None]:
-    """Run the members with the code before (``packed``) or as it is now (``unpacked``)."""
+    """Run the members with the code before (``packed``: the packed LSTM in training too, Adam's
+    loop) or as it is now (``unpacked``)."""
     saved = (biaffine_network.run_bilstm, transition_network.run_bilstm, biaffine_training.adam, runtime.adam)
     if name == "packed":
         biaffine_network.run_bilstm = transition_network.run_bilstm = packed_bilstm

@@ -61,6 +61,18 @@ def test_padding_comes_out_as_zeros_and_each_sequence_ignores_the_others() -> No
     torch.testing.assert_close(finals[2], alone_finals[0])
 
 
+def test_without_gradients_the_packed_module_gives_the_same_results() -> None:
+    torch.manual_seed(6)
+    lstm = torch.nn.LSTM(5, 3, num_layers=2, batch_first=True, bidirectional=True).eval()
+    inputs = torch.randn(4, 7, 5)
+    states, finals = run_bilstm(lstm, inputs, LENGTHS)
+    assert states.requires_grad
+    with torch.inference_mode():
+        quick_states, quick_finals = run_bilstm(lstm, inputs, LENGTHS)
+    torch.testing.assert_close(quick_states, states.detach())
+    torch.testing.assert_close(quick_finals, finals.detach())
+
+
 def test_dropout_between_layers_applies_only_in_training() -> None:
     torch.manual_seed(5)
     lstm = torch.nn.LSTM(3, 2, num_layers=2, dropout=0.5, batch_first=True, bidirectional=True)
