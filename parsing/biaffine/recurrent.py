@@ -12,8 +12,8 @@ packed module's up to float rounding, with the module's own weights (same parame
 model files are unchanged); dropout between layers is the module's ``dropout``. A training
 epoch of either neural member is 1.4-1.6 times as fast (``bench/lstm_speed.py``). Without a
 gradient to record (parsing, dev scoring) the packed module runs as before: there packing costs
-nothing and skips the padding, which the unpacked kernels compute (10-20% of a parse's time
-where lengths vary, as a batch's characters do).
+nothing and skips the padding, which the unpacked kernels compute (parsing was 4-20% slower
+unpacked: a batch's words vary in length, so its characters are mostly padding).
 
 Shapes: ``B`` sequences, ``T`` positions (padded), ``D`` input size, ``H`` the LSTM's hidden size.
 """
