@@ -182,7 +182,10 @@ def queue_listed(page: Any) -> list[int]:
 
 def submit_preannotate(page: Any, button: str, seconds: float = 90.0) -> dict[str, Any]:
     """Click ``button`` (a selector) of a pre-annotation form, wait until the job it posted ends
-    and return that job (``GET /jobs/<id>``; asserted done)."""
+    and the queue page has reloaded itself to show the outcome (``static/js/jobs.js`` does so
+    once it sees the job done: a ``goto`` before that reload was aborted by it), and return that
+    job (``GET /jobs/<id>``; asserted done)."""
+    page.evaluate("window.awaitingReload = true")  # a reload gives the page a fresh window
     with page.expect_response(lambda response: response.url.endswith("/preannotate")) as posted:
         page.click(button)
     assert posted.value.status == 202, posted.value.json()
@@ -192,6 +195,8 @@ def submit_preannotate(page: Any, button: str, seconds: float = 90.0) -> dict[st
         assert time.monotonic() < deadline, state
         time.sleep(0.3)
     assert state["state"] == "done", state
+    page.wait_for_function("() => window.awaitingReload !== true", timeout=15_000)
+    page.wait_for_load_state()
     job: dict[str, Any] = state
     return job
 
