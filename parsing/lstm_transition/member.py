@@ -182,7 +182,6 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
         """Epochs of mini-batches until the budget, the epochs or the patience run out, then the
         annealing phase (``anneal``) if there is one; the best dev epoch's weights of either phase
         are left in ``network``."""
-
         from parsing.biaffine.runtime import adam
         from parsing.biaffine.training import training_phases
 
