@@ -17,8 +17,9 @@ trained on jackknifed tags (each training sentence tagged by a tagger that did n
 and input is tagged before parsing, so parsers meet the same kind of tags in training as
 in use. A *self-tagging* member (``biaffine``: :func:`parsing.members.is_self_tagging`) predicts
 its own tags instead: it trains on the gold training sentences (their tags, lemmas and FEATS are
-its targets) and reads no input tags with predicted tags (``tag_inputs=False``); with gold tags
-it reads them (``tag_inputs=True``).
+its targets); with predicted tags it reads the tagger's UPOS alone (``upos_inputs``: each gold
+training sentence carries its jackknifed UPOS, :func:`parsing.tag_source.with_tagger_upos`), with
+gold tags the input's UPOS, XPOS and FEATS (``tag_inputs=True``).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from parsing.member_folds import FOLD_DIR, fold_jobs, jackknifed_parses
 from parsing.members import MEMBERS, is_self_tagging
 from parsing.persist import load_model
 from parsing.plan import TagMode, TrainingPlan
-from parsing.tag_source import choose_tag_source, upos_accuracy, with_member_upos
+from parsing.tag_source import choose_tag_source, upos_accuracy, with_member_upos, with_tagger_upos
 from parsing.tagger.folds import FoldRunner
 from parsing.types import Sentence
 
@@ -167,7 +168,8 @@ def train_plan(
     previous = _warm_paths(plan.warm_from if plan.warm else None, tags, chosen)
     own_view = {name: views[i % len(views)] for i, name in enumerate(chosen)}  # jackknife seed by member
     for name in filter(is_self_tagging, chosen):  # it learns to tag: gold tags are its targets
-        own_view[name], extra[name] = gold_train, gold_extra.get(name, [])
+        own_view[name] = _self_tagging_view(gold_train, views[0], tags)
+        extra[name] = _self_tagging_view(gold_extra.get(name, []), extra.get(name, []), tags)
     source = next(filter(is_self_tagging, chosen), None)
     compare = tags == "predicted" and source is not None and bool(dev)  # whose tags: decided on dev
     folds = member_folds if compare and tag_setting == "auto" else 0
@@ -225,6 +227,12 @@ def train_plan(
     return seconds
 
 
+def _self_tagging_view(gold: Sequence[Sentence], tagged: Sequence[Sentence], tags: TagMode) -> list[Sentence]:
+    """What a self-tagging member trains on: the gold sentences (its targets), with predicted
+    tags each paired with the tagger's jackknifed UPOS, which it reads with ``upos_inputs``."""
+    return with_tagger_upos(gold, tagged) if tags == "predicted" else list(gold)
+
+
 class _Fitting:
     """Fits batches of member jobs (with the round's runner, else here one by one), keeping the
     seconds per member, the continued members and the progress over ``total`` members."""
@@ -268,11 +276,12 @@ def _member_fold_views(source: str, views: Sequence[list[Sentence]], gold_train:
     (:mod:`parsing.member_folds`), and what the manifest says of them (folds, seconds, training-tag
     UPOS accuracy of the tagger's and of these)."""
     started = time.perf_counter()
-    jobs, held_out = fold_jobs(source, gold_train, dev, out, folds=folds, random_state=plan.seed,
+    paired = with_tagger_upos(gold_train, views[0])  # what the member learns from (and reads)
+    jobs, held_out = fold_jobs(source, paired, dev, out, folds=folds, random_state=plan.seed,
                                params=plan.member_params(source), fold_seconds=fold_seconds)
     try:
         fit.run(jobs, count=False)
-        parses = [load_model(job.path, BaseParser).predict([gold_train[i] for i in indices])
+        parses = [load_model(job.path, BaseParser).predict([paired[i] for i in indices])
                   for job, indices in zip(jobs, held_out, strict=True)]
     finally:
         shutil.rmtree(out / FOLD_DIR, ignore_errors=True)

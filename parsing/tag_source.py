@@ -6,8 +6,12 @@ self-tagging member is among the members, :func:`choose_tag_source` compares its
 the tagger's; if the member's is higher, the model directory's manifest names it
 (``"tag_source"``) and every later parse tags with it: the tagger's view first (its other
 columns, if it predicts any), then the member's UPOS in place of the tagger's
-(:func:`with_member_upos`). The member's own parse of those sentences is the one it would give
-anyway (it reads forms, not tags), so it is parsed once.
+(:func:`with_member_upos`, which keeps the tagger's in ``Sentence.tagger_upos``). The member's own
+parse of those sentences is the one it would give anyway (it reads the forms and, with
+``upos_inputs``, the tagger's UPOS, never its own), so it is parsed once.
+
+A member that reads the tagger's UPOS learns from gold sentences paired with the tagger's
+jackknifed UPOS (:func:`with_tagger_upos`): the gold tags are its targets, the tagger's its input.
 
 Word by word the two can be combined: the member's UPOS where its probability (``extras["upos_p"]``)
 is at least a threshold, the tagger's elsewhere. :func:`choose_tag_source` picks the threshold
@@ -92,7 +96,8 @@ def combined_upos(tagged: Sentence, parse: Parse, threshold: float = 0.0) -> lis
 def with_member_upos(sentences: Sequence[Sentence], parses: Sequence[Parse],
                      threshold: float = 0.0) -> list[Sentence]:
     """Copies of ``sentences`` whose UPOS is the member's (``parses``, one per sentence) where it is
-    at least ``threshold`` sure (:func:`combined_upos`); every other column is kept.
+    at least ``threshold`` sure (:func:`combined_upos`); every other column is kept, and the
+    UPOS replaced (the tagger's) is kept as ``tagger_upos`` unless one is there already.
 
     Raises:
         ValueError: a parse of another length, or one without tags of its own.
@@ -102,8 +107,9 @@ def with_member_upos(sentences: Sequence[Sentence], parses: Sequence[Parse],
         >>> s = Sentence.from_words(["a", "b"], heads=[0, 1], upos=["X", "X"])
         >>> p = Parse(np.array([-1, 0, 1]), ["", "root", "dep"],
         ...           extras={"upos": ["<ROOT>", "NOUN", "VERB"]})
-        >>> with_member_upos([s], [p])[0].upos
-        ['<ROOT>', 'NOUN', 'VERB']
+        >>> combined = with_member_upos([s], [p])[0]
+        >>> combined.upos, combined.tagger_upos
+        (['<ROOT>', 'NOUN', 'VERB'], ['<ROOT>', 'X', 'X'])
     """
     if len(parses) != len(sentences):
         raise ValueError(f"{len(parses)} parses for {len(sentences)} sentences")
@@ -111,8 +117,36 @@ def with_member_upos(sentences: Sequence[Sentence], parses: Sequence[Parse],
         if len(parse) != len(sentence):
             raise ValueError(f"sentence {number}: the parse has {len(parse)} words, "
                              f"the sentence {len(sentence)}")
-    return with_upos(sentences, [combined_upos(sentence, parse, threshold)
-                                 for sentence, parse in zip(sentences, parses, strict=True)])
+    combined = with_upos(sentences, [combined_upos(sentence, parse, threshold)
+                                     for sentence, parse in zip(sentences, parses, strict=True)])
+    return [replace(new, tagger_upos=old.tagger_upos if old.tagger_upos is not None else list(old.upos))
+            for old, new in zip(sentences, combined, strict=True)]
+
+
+def with_tagger_upos(gold: Sequence[Sentence], tagged: Sequence[Sentence]) -> list[Sentence]:
+    """Copies of ``gold`` carrying ``tagged``'s UPOS (the same sentences as the tagger tagged
+    them) as :attr:`~parsing.types.Sentence.tagger_upos`: what a member that reads the tagger's
+    UPOS learns from, the gold tags its targets and the tagger's its input.
+
+    Raises:
+        ValueError: another number of sentences, or a pair of different lengths.
+
+    Examples:
+        >>> gold = Sentence.from_words(["a", "b"], heads=[0, 1], upos=["NOUN", "VERB"])
+        >>> tagged = Sentence.from_words(["a", "b"], heads=[0, 1], upos=["NOUN", "NOUN"])
+        >>> paired = with_tagger_upos([gold], [tagged])[0]
+        >>> paired.upos, paired.tagger_upos
+        (['<ROOT>', 'NOUN', 'VERB'], ['<ROOT>', 'NOUN', 'NOUN'])
+    """
+    if len(tagged) != len(gold):
+        raise ValueError(f"{len(tagged)} tagged sentences for {len(gold)} gold ones")
+    out = []
+    for number, (sentence, view) in enumerate(zip(gold, tagged, strict=True), start=1):
+        if len(view) != len(sentence):
+            raise ValueError(f"sentence {number}: tagged with {len(view)} words, "
+                             f"the gold one has {len(sentence)}")
+        out.append(replace(sentence, tagger_upos=list(view.upos)))
+    return out
 
 
 def with_upos(sentences: Sequence[Sentence], upos: Sequence[Sequence[str]]) -> list[Sentence]:

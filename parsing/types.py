@@ -40,6 +40,12 @@ class Sentence:
             ``(n+1,)`` (entry 0 False); the other arcs were filled in by the constrained
             ensemble. ``None``: the whole tree is the annotator's (gold). Learners that can
             leave the filled-in arcs out of their loss do (see :mod:`parsing.graph.model`).
+        tagger_upos: the tagger's UPOS (``n+1``, ROOT first) where ``upos`` holds other tags: the
+            gold UPOS of a training sentence that a self-tagging member learns to predict while
+            it reads the tagger's, or a parsed sentence's UPOS once the self-tagging member's
+            replaced the tagger's (:mod:`parsing.tag_source`). ``None``: ``upos`` is what a
+            tagger gave, or there is no tagger. Only a member that reads the tagger's UPOS
+            looks at it (``biaffine`` with ``upos_inputs``).
     """
 
     forms: list[str]
@@ -51,6 +57,7 @@ class Sentence:
     deprels: list[str]
     sent_id: str | None = None
     annotated: NDArray[np.bool_] | None = None
+    tagger_upos: list[str] | None = None
 
     def __post_init__(self) -> None:
         size = len(self.forms)
@@ -59,6 +66,8 @@ class Sentence:
             raise ValueError("Sentence columns must all have n+1 entries")
         if self.annotated is not None and np.shape(self.annotated) != (size,):
             raise ValueError("Sentence.annotated must have n+1 entries")
+        if self.tagger_upos is not None and len(self.tagger_upos) != size:
+            raise ValueError("Sentence.tagger_upos must have n+1 entries")
 
     @property
     def partial(self) -> bool:

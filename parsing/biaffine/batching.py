@@ -96,6 +96,16 @@ class Batch:
         return replace(self, **moved)  # type: ignore[arg-type]
 
 
+def input_tags(sentence: Sentence, column: str) -> list[str]:
+    """The tags of ``column`` a network reads as input: the sentence's own, except UPOS where the
+    tagger's are kept beside other tags (:attr:`~parsing.types.Sentence.tagger_upos`: the gold
+    UPOS are then targets, or a self-tagging member's replaced the tagger's)."""
+    if column == "upos" and sentence.tagger_upos is not None:
+        return sentence.tagger_upos
+    tags: list[str] = getattr(sentence, column)
+    return tags
+
+
 def _padded(rows: Sequence[Sequence[int]], width: int, fill: int) -> Tensor:
     """``rows`` right-padded with ``fill`` to ``width``, shape ``(len(rows), width)``."""
     return torch.tensor([list(row) + [fill] * (width - len(row)) for row in rows], dtype=torch.long)
@@ -154,7 +164,7 @@ def encode(sentences: Sequence[Sentence], vocabularies: Mapping[str, Vocabulary]
     char_rows = [vocabularies["chars"].ids(list(form[:MAX_CHARS])) or [1] for form in forms]
     char_width = max(len(row) for row in char_rows)
     words = _padded([vocabularies["words"].ids(s.forms) for s in sentences], width, 0)
-    tags = {c: _padded([vocabularies[c].ids(getattr(s, c)) for s in sentences], width, 0) for c in COLUMNS}
+    tags = {c: _padded([vocabularies[c].ids(input_tags(s, c)) for s in sentences], width, 0) for c in COLUMNS}
     targets: dict[str, list[list[int]]] = {name: [] for name in (*COLUMNS, "lemmas", "heads", "deprels")}
     for sentence in sentences:
         for column in COLUMNS:

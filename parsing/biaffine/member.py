@@ -77,6 +77,10 @@ class BiaffineParser(BaseParser):
 
     Args:
         tag_inputs: read the input's UPOS, XPOS and FEATS (gold tags); False: forms only.
+        upos_inputs: with ``tag_inputs`` False, read the input's UPOS (with predicted tags the
+            tagger's: :attr:`~parsing.types.Sentence.tagger_upos` where a training sentence
+            carries it beside its gold UPOS, which stay the targets), as Stanza's parser reads
+            its tagger's tags. The member still predicts its own UPOS, XPOS, FEATS and lemmas.
         word_dim, char_dim, char_hidden, hidden, layers, arc_dim, label_dim, dropout,
             word_dropout: layer sizes and regularisation (:class:`~parsing.biaffine.network.NetworkConfig`).
         char_encoder: ``"lstm"`` (default: a character BiLSTM) or ``"cnn"`` (convolutions of
@@ -141,12 +145,13 @@ class BiaffineParser(BaseParser):
     reveal_cross: bool = False
     reveal_order: str = "random"
     anneal: int = 0
+    upos_inputs: bool = False
     device: str = "auto"
     char_encoder: str = "lstm"
     feats: str = "whole"
 
-    def __init__(self, *, tag_inputs: bool = False, word_dim: int = 100, char_dim: int = 50,
-                 char_hidden: int = 50, char_encoder: str = "lstm", feats: str = "whole",
+    def __init__(self, *, tag_inputs: bool = False, upos_inputs: bool = False, word_dim: int = 100,
+                 char_dim: int = 50, char_hidden: int = 50, char_encoder: str = "lstm", feats: str = "whole",
                  hidden: int = 200, layers: int = 2,
                  arc_dim: int = 256, label_dim: int = 100, dropout: float = 0.33, word_dropout: float = 0.2,
                  max_epochs: int = 60, max_seconds: float = 900.0, patience: int = 8, batch_size: int = 16,
@@ -160,6 +165,7 @@ class BiaffineParser(BaseParser):
         if encoder is not None and importlib.util.find_spec("transformers") is None:
             raise ImportError(TRANSFORMERS_HINT)
         self.tag_inputs = tag_inputs
+        self.upos_inputs = upos_inputs
         self.word_dim = word_dim
         self.char_dim = char_dim
         self.char_hidden = char_hidden
@@ -248,7 +254,8 @@ class BiaffineParser(BaseParser):
         if revealing:
             sizes["reveal_dim"] = self.reveal_dim
             sizes["reveal_cross"] = self.reveal_cross
-        config = NetworkConfig(**sizes, **self._layer_params())  # type: ignore[arg-type]
+        config = NetworkConfig(**sizes, **self._layer_params(),  # type: ignore[arg-type]
+                               upos_input=self.upos_inputs and not self.tag_inputs)
         settings = TrainSettings(max_epochs=self.max_epochs, max_seconds=self.max_seconds,
                                  patience=self.patience, batch_size=self.batch_size,
                                  learning_rate=self.learning_rate, seed=self.random_state,

@@ -2,7 +2,8 @@
 
 Per word: a trained word embedding (word dropout: a training word is replaced by the unknown
 id with probability ``word_dropout``) plus the final states of a character BiLSTM, plus (with
-``tag_inputs``) embeddings of the input UPOS, XPOS and FEATS, plus (when the user brings them)
+``tag_inputs``) embeddings of the input UPOS, XPOS and FEATS (with ``upos_input`` the UPOS
+alone: the tagger's, with predicted tags), plus (when the user brings them)
 a frozen pretrained word vector (``pretrained``, from a ``.vec`` file) and a pretrained
 encoder's vector (``encoder_dim``, the average of the word's subword pieces in its last layer:
 UDPipe 2 with BERT), plus (a revealing network, ``reveal_dim > 0``) embeddings of the word's
@@ -44,6 +45,9 @@ class NetworkConfig:
     lemmas: int
     deprels: int
     tag_inputs: bool = False
+    upos_input: bool = False
+    """Read the input UPOS alone (the tagger's, with predicted tags); ``tag_inputs`` reads all
+    of :data:`~parsing.biaffine.batching.COLUMNS` and wins."""
     word_dim: int = 100
     char_dim: int = 50
     char_hidden: int = 50
@@ -74,6 +78,11 @@ class NetworkConfig:
     char_encoder: str = "lstm"
     """How characters become a word vector: ``"lstm"`` (a BiLSTM's final states) or ``"cnn"``
     (convolutions of widths 2-4, max-pooled over the word; :class:`CharCNN`)."""
+
+    @property
+    def input_columns(self) -> tuple[str, ...]:
+        """The tag columns read as inputs (embedded and added to each word's vector)."""
+        return COLUMNS if self.tag_inputs else ("upos",) if self.upos_input else ()
 
     def as_dict(self) -> dict[str, int | float | bool]:
         """The config as a JSON-ready dict (:class:`NetworkConfig` ``(**d)`` rebuilds it)."""
@@ -160,10 +169,10 @@ class JointNetwork(nn.Module):
             self.pretrained.weight.requires_grad_(False)
             size += c.pretrained_dim
         size += c.encoder_dim
-        if c.tag_inputs:
+        if c.input_columns:
             self.tag_embeddings = nn.ModuleDict({col: nn.Embedding(getattr(c, col), c.tag_dim, padding_idx=0)
-                                                 for col in COLUMNS})
-            size += len(COLUMNS) * c.tag_dim
+                                                 for col in c.input_columns})
+            size += len(c.input_columns) * c.tag_dim
         if c.reveal_dim:  # after the other inputs: a network without them draws the same weights as before
             self.given_heads = nn.Embedding(REVEAL_BUCKETS, c.reveal_dim, padding_idx=0)
             self.given_labels = nn.Embedding(c.deprels, c.reveal_dim, padding_idx=0)
@@ -200,8 +209,7 @@ class JointNetwork(nn.Module):
             words = torch.where(drop & batch.mask, torch.ones_like(words), words)
         chars = self.chars(batch.chars, batch.char_lengths)[batch.form_ids]
         parts = [self.words(words), chars]
-        if self.config.tag_inputs:
-            parts += [self.tag_embeddings[col](batch.tags[col]) for col in COLUMNS]
+        parts += [self.tag_embeddings[col](batch.tags[col]) for col in self.config.input_columns]
         if self.config.pretrained:
             if batch.pretrained is None:
                 raise ValueError("this network reads pretrained word vectors: encode with their vocabulary")
