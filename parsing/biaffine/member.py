@@ -125,6 +125,9 @@ class BiaffineParser(BaseParser):
             +0.15, Tamil +1.03 and +1.34, Wolof +1.19), but the default ensemble over it did not
             (Telugu and Tamil dev LAS −0.61 and −0.56): off by default.
 
+        morphology_weight: weight of the XPOS, FEATS and lemma losses in training beside the
+            UPOS, head and label losses (1: all alike, as UDPipe 2 sums them).
+
     Raises:
         ImportError: PyTorch is not installed, or ``encoder`` is given and ``transformers`` is
             not (the message says what to install).
@@ -146,6 +149,7 @@ class BiaffineParser(BaseParser):
     reveal_order: str = "random"
     anneal: int = 0
     upos_inputs: bool = False
+    morphology_weight: float = 1.0
     device: str = "auto"
     char_encoder: str = "lstm"
     feats: str = "whole"
@@ -160,7 +164,7 @@ class BiaffineParser(BaseParser):
                  threads: int | None = 1,
                  verbose: bool = False, reveal: float = 0.0, reveal_dim: int = 32,
                  reveal_loss: bool = True, reveal_errors: float = 0.0, reveal_cross: bool = False,
-                 reveal_order: str = "random", anneal: int = 0) -> None:
+                 reveal_order: str = "random", anneal: int = 0, morphology_weight: float = 1.0) -> None:
         require_torch()
         if encoder is not None and importlib.util.find_spec("transformers") is None:
             raise ImportError(TRANSFORMERS_HINT)
@@ -196,6 +200,7 @@ class BiaffineParser(BaseParser):
         self.reveal_cross = reveal_cross
         self.reveal_order = reveal_order
         self.anneal = anneal
+        self.morphology_weight = morphology_weight
 
     @property
     def reads_constraints(self) -> bool:
@@ -220,6 +225,8 @@ class BiaffineParser(BaseParser):
             raise ValueError(f"reveal_order is one of {', '.join(REVEAL_ORDERS)}, got {self.reveal_order!r}")
         if self.anneal < 0:
             raise ValueError(f"anneal is a number of epochs (0: none), got {self.anneal}")
+        if not self.morphology_weight >= 0.0:
+            raise ValueError(f"morphology_weight is a loss weight (at least 0), got {self.morphology_weight}")
         device = resolve_device(self.device)
         revealing = self.reveal > 0 or self.reveal_errors > 0
         if revealing and self.reveal_dim < 1:
@@ -261,7 +268,7 @@ class BiaffineParser(BaseParser):
                                  learning_rate=self.learning_rate, seed=self.random_state,
                                  reveal=self.reveal, reveal_errors=self.reveal_errors,
                                  reveal_loss=self.reveal_loss, reveal_order=self.reveal_order,
-                                 anneal=self.anneal)
+                                 anneal=self.anneal, morphology_weight=self.morphology_weight)
         log = (lambda message: print(f"[biaffine] {message}", file=sys.stderr)) if self.verbose else None
         with seeded(self.random_state, self.threads, device):
             network = JointNetwork(config)

@@ -262,14 +262,16 @@ class JointNetwork(nn.Module):
         linear: Tensor = self.label_linear(torch.cat([dep, at_head], dim=-1))
         return bilinear + linear
 
-    def loss(self, batch: Batch) -> Tensor:
+    def loss(self, batch: Batch, morphology_weight: float = 1.0) -> Tensor:
         """Sum of the mean cross-entropies: tags, lemma scripts, heads (a softmax over each
         word's candidate heads), labels at the gold heads, and (with ``feat_values``) each
-        FEATS category's value."""
+        FEATS category's value; the XPOS, FEATS and lemma terms are weighted by
+        ``morphology_weight`` (UPOS, heads and labels by 1)."""
         states, chars = self.encode(batch)
         targets = batch.targets
-        losses = [nn.functional.cross_entropy(logits.flatten(0, 1), targets[name].flatten(),
-                                              ignore_index=IGNORE)
+        weights = {name: 1.0 if name == "upos" else morphology_weight for name in TARGETS}
+        losses = [weights[name] * nn.functional.cross_entropy(logits.flatten(0, 1), targets[name].flatten(),
+                                                              ignore_index=IGNORE)
                   for name, logits in self.tag_logits(states, chars).items()
                   if bool((targets[name] != IGNORE).any())]
         arcs = self.arc_scores(states, batch.lengths, batch.given_positions)
@@ -283,5 +285,5 @@ class JointNetwork(nn.Module):
         if self.config.feat_values and bool(words > 0):  # summed over categories, a mean over words
             losses.append(nn.functional.cross_entropy(self.feat_logits(states).flatten(0, 2),
                                                       targets["featcats"].flatten(), ignore_index=IGNORE,
-                                                      reduction="sum") / words)
+                                                      reduction="sum") / words * morphology_weight)
         return torch.stack(losses).sum()

@@ -45,6 +45,9 @@ class TrainSettings:
     """Keep the revealed arcs in the loss (False: their head and label targets are ignored)."""
     reveal_order: str = "random"
     """Which arcs are revealed: at random, a top-down prefix of the tree, or either (:func:`reveal_arcs`)."""
+    morphology_weight: float = 1.0
+    """Weight of the XPOS, FEATS and lemma losses beside UPOS, heads and labels
+    (:meth:`~parsing.biaffine.network.JointNetwork.loss`)."""
     anneal: int = 0
     """At most this many more epochs at :data:`ANNEAL_FACTOR` times the learning rate, from the
     best epoch's weights with a fresh optimizer, once the first phase stops by patience or by
@@ -261,8 +264,8 @@ def _epoch(network: JointNetwork, optimizer: torch.optim.Optimizer, train: Seque
                                 reveal_errors=settings.reveal_errors, order=settings.reveal_order)
         elif settings.reveal > 0:
             given = reveal_arcs(group, settings.reveal, reveal_rng, order=settings.reveal_order)
-        loss = network.loss(encode(group, vocabularies, contextual, given=given,
-                                   hide_given=not settings.reveal_loss).to(device))
+        batch = encode(group, vocabularies, contextual, given=given, hide_given=not settings.reveal_loss)
+        loss = network.loss(batch.to(device), settings.morphology_weight)
         loss.backward()  # type: ignore[no-untyped-call]
         nn_utils_clip(network, settings.clip)
         optimizer.step()

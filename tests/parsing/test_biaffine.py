@@ -225,3 +225,24 @@ def test_no_word_is_tagged_as_root(parser: BiaffineParser, sentences: list[Sente
         for column in ("upos", "xpos", "feats"):
             assert ROOT not in parse.extras[column][1:], column  # type: ignore[operator, index]
             assert parse.extras[column] == before.extras[column]  # the best other tag, as before
+
+
+def test_the_morphology_weight_scales_the_xpos_feats_and_lemma_losses(sentences: list[Sentence]) -> None:
+    vocabularies = build_vocabularies(sentences)
+    network = JointNetwork(NetworkConfig(**{k: len(v) for k, v in vocabularies.items()}, hidden=16, arc_dim=8,
+                                         label_dim=8, dropout=0.0, word_dropout=0.0))
+    batch = encode(sentences[:6], vocabularies)
+
+    def gradients(weight: float) -> dict[str, float]:
+        network.zero_grad()
+        network.loss(batch, weight).backward()
+        return {name: float(network.classifiers[name].weight.grad.abs().sum())
+                for name in ("upos", "xpos", "feats", "lemmas")}
+
+    full, none, half = gradients(1.0), gradients(0.0), gradients(0.5)
+    assert all(value > 0 for value in full.values())
+    assert none["upos"] == pytest.approx(full["upos"])
+    assert none["xpos"] == none["feats"] == none["lemmas"] == 0
+    assert half["lemmas"] == pytest.approx(full["lemmas"] / 2, rel=1e-5)
+    with pytest.raises(ValueError, match="morphology_weight is a loss weight"):
+        BiaffineParser(**TINY, morphology_weight=-1.0).fit(sentences[:4])
