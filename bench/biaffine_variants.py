@@ -46,14 +46,13 @@ TAGS = {"upos": "upos", "xpos": "xpos", "feats": "feats", "lemmas": "lemmas"}
 """Sentence column → the member's ``Parse.extras`` key."""
 
 
-def accuracy(gold: list[Sentence], parses: list[Parse], column: str) -> float:
-    """Share (percent) of the words whose ``column`` the member predicted as in ``gold``."""
-    right = total = 0
-    for sentence, parse in zip(gold, parses, strict=True):
-        predicted = parse.extras[TAGS[column]]
-        right += sum(g == p for g, p in zip(getattr(sentence, column)[1:], predicted[1:], strict=True))  # type: ignore[call-overload]
-        total += len(sentence)
-    return round(100 * right / total, 2)
+def accuracy(gold: list[Sentence], parses: list[Parse], column: str) -> float | None:
+    """Share (percent) of the annotated words (gold value not ``_``) whose ``column`` the member
+    predicted as in ``gold``; None when no word is annotated (Telugu's lemmas)."""
+    pairs = [(g, p) for sentence, parse in zip(gold, parses, strict=True)
+             for g, p in zip(getattr(sentence, column)[1:], parse.extras[TAGS[column]][1:], strict=True)  # type: ignore[call-overload]
+             if g != "_"]
+    return round(100 * sum(g == p for g, p in pairs) / len(pairs), 2) if pairs else None
 
 
 def run(treebank: str, seed: int, variant: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -78,26 +77,38 @@ def run(treebank: str, seed: int, variant: str, params: dict[str, Any]) -> dict[
             "test_tags": {column: accuracy(test, test_parses, column) for column in TAGS}}
 
 
+COMPARED = ("morphology_weight",)
+"""Settings a row is compared over: its base is ``forms`` with its other settings, same seeds."""
+
+
+def _label(variant: str, params: dict[str, Any]) -> str:
+    return variant + (" " + json.dumps(params, sort_keys=True) if params else "")
+
+
 def report(paths: list[str]) -> None:
     """Per treebank and setting: seeds, mean dev and test LAS, and the mean test tag accuracies;
-    then each setting's paired difference from ``forms`` with default settings on the same seeds."""
+    then each setting's paired difference on the same seeds from ``forms`` with the same settings
+    but those of :data:`COMPARED` (rows without tag accuracies leave those cells empty)."""
     rows = [json.loads(line) for path in paths
             for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
     groups: dict[tuple[str, str], dict[int, dict[str, Any]]] = {}
     for row in rows:
-        label = row["variant"] + (" " + json.dumps(row["params"], sort_keys=True) if row["params"] else "")
-        groups.setdefault((row["treebank"], label), {})[row["seed"]] = row
+        groups.setdefault((row["treebank"], _label(row["variant"], row["params"])), {})[row["seed"]] = row
     print("| treebank | setting | seeds | dev LAS | test LAS | Δ dev | Δ test | test UPOS | XPOS | FEATS "
           "| lemmas |")
     print("|---" * 11 + "|")
     for (treebank, label), by_seed in sorted(groups.items()):
-        base = groups.get((treebank, "forms"), {})
+        params = next(iter(by_seed.values()))["params"]
+        base_label = _label("forms", {k: v for k, v in params.items() if k not in COMPARED})
+        base = groups.get((treebank, base_label), {}) if base_label != label else {}
         seeds = sorted(by_seed)
         mean = {key: np.mean([by_seed[s][key] for s in seeds]) for key in ("dev_LAS", "test_LAS")}
         paired = [s for s in seeds if s in base]
-        delta = {key: (f"{np.mean([by_seed[s][key] - base[s][key] for s in paired]):+.2f}"
-                       if paired and label != "forms" else "") for key in ("dev_LAS", "test_LAS")}
-        tags = [f"{np.mean([by_seed[s]['test_tags'][c] for s in seeds]):.2f}" for c in TAGS]
+        delta = {key: f"{np.mean([by_seed[s][key] - base[s][key] for s in paired]):+.2f}" if paired else ""
+                 for key in ("dev_LAS", "test_LAS")}
+        tagged = [by_seed[s]["test_tags"] for s in seeds if by_seed[s].get("test_tags")]
+        tags = [f"{np.mean([t[c] for t in tagged]):.2f}" if tagged and tagged[0][c] is not None else "—"
+                for c in TAGS]
         print(f"| {treebank} | {label} | {','.join(map(str, seeds))} | {mean['dev_LAS']:.2f} | "
               f"{mean['test_LAS']:.2f} | {delta['dev_LAS']} | {delta['test_LAS']} | "
               + " | ".join(tags) + " |")

@@ -135,3 +135,11 @@ def test_a_sentence_refuses_tagger_tags_of_another_length() -> None:
     parse = Parse(np.array([-1, 0, 1]), ["", "root", "dep"], extras={"upos": [ROOT, "X", "Y"]})
     twice = with_member_upos(with_member_upos([sentence], [parse]), [parse])[0]
     assert twice.tagger_upos == sentence.upos  # the tagger's, not the member's first pass
+
+
+def test_the_tag_source_examples_hold() -> None:
+    import doctest
+
+    import parsing.tag_source
+
+    assert doctest.testmod(parsing.tag_source).failed == 0
