@@ -17,9 +17,10 @@ trained on jackknifed tags (each training sentence tagged by a tagger that did n
 and input is tagged before parsing, so parsers meet the same kind of tags in training as
 in use. A *self-tagging* member (``biaffine``: :func:`parsing.members.is_self_tagging`) predicts
 its own tags instead: it trains on the gold training sentences (their tags, lemmas and FEATS are
-its targets); with predicted tags it reads the tagger's UPOS alone (``upos_inputs``: each gold
-training sentence carries its jackknifed UPOS, :func:`parsing.tag_source.with_tagger_upos`), with
-gold tags the input's UPOS, XPOS and FEATS (``tag_inputs=True``).
+its targets); with predicted tags it reads no input tags (``tag_inputs=False``), or with
+``upos_inputs`` the tagger's UPOS alone (each gold training sentence carries its jackknifed UPOS,
+:func:`parsing.tag_source.with_tagger_upos`); with gold tags it reads the input's UPOS, XPOS and
+FEATS (``tag_inputs=True``).
 """
 
 from __future__ import annotations
@@ -194,8 +195,8 @@ def train_plan(
             if folds:
                 say(f"tagging the training trees with {folds} folds of {source}", fit.fraction())
                 views, manifest["member_folds"] = _member_fold_views(
-                    source, views, gold_train, dev, out, plan, fit, folds=folds, fold_seconds=fold_seconds,
-                    threshold=choice.threshold)
+                    source, views, own_view[source], dev, out, plan, fit, folds=folds,
+                    fold_seconds=fold_seconds, threshold=choice.threshold)
                 train = views[0]
                 own_view.update({name: views[i % len(views)] for i, name in enumerate(chosen)
                                  if not is_self_tagging(name)})
@@ -274,14 +275,14 @@ def _member_fold_views(source: str, views: Sequence[list[Sentence]], gold_train:
                        threshold: float) -> tuple[list[list[Sentence]], dict[str, Any]]:
     """The tagger's training views with ``source``'s jackknifed UPOS where it is ``threshold`` sure
     (:mod:`parsing.member_folds`), and what the manifest says of them (folds, seconds, training-tag
-    UPOS accuracy of the tagger's and of these)."""
+    UPOS accuracy of the tagger's and of these). ``gold_train``: the training trees as ``source``
+    learns from them (:func:`_self_tagging_view`), which its fold copies learn from and tag."""
     started = time.perf_counter()
-    paired = with_tagger_upos(gold_train, views[0])  # what the member learns from (and reads)
-    jobs, held_out = fold_jobs(source, paired, dev, out, folds=folds, random_state=plan.seed,
+    jobs, held_out = fold_jobs(source, gold_train, dev, out, folds=folds, random_state=plan.seed,
                                params=plan.member_params(source), fold_seconds=fold_seconds)
     try:
         fit.run(jobs, count=False)
-        parses = [load_model(job.path, BaseParser).predict([paired[i] for i in indices])
+        parses = [load_model(job.path, BaseParser).predict([gold_train[i] for i in indices])
                   for job, indices in zip(jobs, held_out, strict=True)]
     finally:
         shutil.rmtree(out / FOLD_DIR, ignore_errors=True)
