@@ -47,12 +47,14 @@ TAGS = {"upos": "upos", "xpos": "xpos", "feats": "feats", "lemmas": "lemmas"}
 
 
 def accuracy(gold: list[Sentence], parses: list[Parse], column: str) -> float | None:
-    """Share (percent) of the annotated words (gold value not ``_``) whose ``column`` the member
-    predicted as in ``gold``; None when no word is annotated (Telugu's lemmas)."""
+    """Share (percent) of the words whose ``column`` the member predicted as in ``gold`` (``_``
+    matching ``_``, as UFeats counts an empty set); None when no gold word has a value (Telugu's
+    lemmas)."""
     pairs = [(g, p) for sentence, parse in zip(gold, parses, strict=True)
-             for g, p in zip(getattr(sentence, column)[1:], parse.extras[TAGS[column]][1:], strict=True)  # type: ignore[call-overload]
-             if g != "_"]
-    return round(100 * sum(g == p for g, p in pairs) / len(pairs), 2) if pairs else None
+             for g, p in zip(getattr(sentence, column)[1:], parse.extras[TAGS[column]][1:], strict=True)]  # type: ignore[call-overload]
+    if all(g == "_" for g, _ in pairs):
+        return None
+    return round(100 * sum(g == p for g, p in pairs) / len(pairs), 2)
 
 
 def run(treebank: str, seed: int, variant: str, params: dict[str, Any]) -> dict[str, Any]:

@@ -39,9 +39,10 @@ def test_each_setting_is_paired_with_forms_on_the_same_seeds(tmp_path: Path,
     assert '| UD_Tamil-TTB | forms | 0,1 | 59.00 | 51.00 |  |  | 80.00 | 70.00 | 72.00 | — |' in lines
 
 
-def test_tag_accuracy_counts_the_annotated_words_alone() -> None:
-    gold = Sentence.from_words(["a", "b", "c"], heads=[0, 1, 1], upos=["NOUN", "VERB", "_"])
-    parse = Parse(np.array([-1, 0, 1, 1]), ["", "root", "dep", "dep"],
-                  extras={"upos": ["<ROOT>", "NOUN", "NOUN", "X"], "lemmas": ["<ROOT>", "a", "b", "c"]})
-    assert accuracy([gold], [parse], "upos") == 50.0
+def test_tag_accuracy_counts_every_word_and_none_for_an_unannotated_column() -> None:
+    gold = Sentence.from_words(["a", "b", "c", "d"], heads=[0, 1, 1, 1], upos=["NOUN", "VERB", "_", "_"])
+    parse = Parse(np.array([-1, 0, 1, 1, 1]), ["", "root", "dep", "dep", "dep"],
+                  extras={"upos": ["<ROOT>", "NOUN", "NOUN", "X", "_"],
+                          "lemmas": ["<ROOT>", "a", "b", "c", "d"]})
+    assert accuracy([gold], [parse], "upos") == 50.0  # "_" predicted for "_" counts, as in UFeats
     assert accuracy([gold], [parse], "lemmas") is None  # every gold lemma is "_"
