@@ -57,19 +57,31 @@ def accuracy(gold: list[Sentence], parses: list[Parse], column: str) -> float | 
     return round(100 * sum(g == p for g, p in pairs) / len(pairs), 2)
 
 
-def run(treebank: str, seed: int, variant: str, params: dict[str, Any]) -> dict[str, Any]:
+Splits = dict[str, list[Sentence]]
+"""A treebank's ``train``, ``dev``, ``test`` (gold), ``train_view`` (jackknifed tags), ``tagged_dev``
+and ``tagged_test`` (as the tagger tags them)."""
+
+
+def load(treebank: str) -> Splits:
+    """Read ``treebank`` and tag it once for every seed and variant (the tagger's seed 0)."""
     train_path, dev_path, test_path = split_files(UD / treebank)
     train, dev, test = ([to_sentence(s) for s in read_conllu(path)]
                         for path in (train_path, dev_path, test_path))
-    tagger, views, tagged_dev = train_tagger(train, dev)  # seed 0: the same tags for every variant
-    tagged_test = tagger.tag_for_parsing(test)
+    tagger, views, tagged_dev = train_tagger(train, dev)
     assert tagged_dev is not None
+    return {"train": train, "dev": dev, "test": test, "train_view": views[0], "tagged_dev": tagged_dev,
+            "tagged_test": tagger.tag_for_parsing(test)}
+
+
+def run(treebank: str, splits: Splits, seed: int, variant: str, params: dict[str, Any]) -> dict[str, Any]:
+    train, dev, test = splits["train"], splits["dev"], splits["test"]
+    tagged_dev, tagged_test = splits["tagged_dev"], splits["tagged_test"]
     started = time.perf_counter()
     if variant == "forms":
         parser = BiaffineParser(random_state=seed, **params).fit(train, tagged_dev)
     else:
         parser = BiaffineParser(random_state=seed, upos_inputs=True, **params).fit(
-            with_tagger_upos(train, views[0]), tagged_dev)
+            with_tagger_upos(train, splits["train_view"]), tagged_dev)
     seconds = time.perf_counter() - started
     dev_parses, test_parses = parser.predict(tagged_dev), parser.predict(tagged_test)
     return {"treebank": treebank, "seed": seed, "variant": variant, "params": params,
@@ -131,8 +143,9 @@ def main() -> None:
         return
     params = {key: json.loads(value) for key, value in (item.split("=", 1) for item in args.param)}
     for treebank in args.treebanks.split(","):
+        splits = load(treebank)
         for seed in (int(s) for s in args.seeds.split(",")):
-            row = run(treebank, seed, args.variant, params)
+            row = run(treebank, splits, seed, args.variant, params)
             with Path(args.out).open("a", encoding="utf-8") as handle:
                 handle.write(json.dumps(row) + "\n")
             print(json.dumps(row), flush=True)

@@ -117,10 +117,9 @@ def with_member_upos(sentences: Sequence[Sentence], parses: Sequence[Parse],
         if len(parse) != len(sentence):
             raise ValueError(f"sentence {number}: the parse has {len(parse)} words, "
                              f"the sentence {len(sentence)}")
-    combined = with_upos(sentences, [combined_upos(sentence, parse, threshold)
-                                     for sentence, parse in zip(sentences, parses, strict=True)])
-    return [replace(new, tagger_upos=old.tagger_upos if old.tagger_upos is not None else list(old.upos))
-            for old, new in zip(sentences, combined, strict=True)]
+    return [replace(sentence, upos=combined_upos(sentence, parse, threshold),
+                    tagger_upos=list(sentence.upos) if sentence.tagger_upos is None else sentence.tagger_upos)
+            for sentence, parse in zip(sentences, parses, strict=True)]
 
 
 def with_tagger_upos(gold: Sequence[Sentence], tagged: Sequence[Sentence]) -> list[Sentence]:
