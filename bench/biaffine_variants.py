@@ -91,7 +91,7 @@ def run(treebank: str, splits: Splits, seed: int, variant: str, params: dict[str
             "test_tags": {column: accuracy(test, test_parses, column) for column in TAGS}}
 
 
-COMPARED = ("morphology_weight",)
+COMPARED = ("morphology_weight", "batch_words")
 """Settings a row is compared over: its base is ``forms`` with its other settings, same seeds."""
 
 
@@ -100,17 +100,18 @@ def _label(variant: str, params: dict[str, Any]) -> str:
 
 
 def report(paths: list[str]) -> None:
-    """Per treebank and setting: seeds, mean dev and test LAS, and the mean test tag accuracies;
-    then each setting's paired difference on the same seeds from ``forms`` with the same settings
-    but those of :data:`COMPARED` (rows without tag accuracies leave those cells empty)."""
+    """Per treebank and setting: seeds, mean dev and test LAS, each setting's paired difference on
+    the same seeds from ``forms`` with the same settings but those of :data:`COMPARED`, mean
+    epochs and training seconds and the paired ratio of the seconds summed, and the mean test tag
+    accuracies (rows without tag accuracies or seconds leave those cells empty)."""
     rows = [json.loads(line) for path in paths
             for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
     groups: dict[tuple[str, str], dict[int, dict[str, Any]]] = {}
     for row in rows:
         groups.setdefault((row["treebank"], _label(row["variant"], row["params"])), {})[row["seed"]] = row
-    print("| treebank | setting | seeds | dev LAS | test LAS | Δ dev | Δ test | test UPOS | XPOS | FEATS "
-          "| lemmas |")
-    print("|---" * 11 + "|")
+    print("| treebank | setting | seeds | dev LAS | test LAS | Δ dev | Δ test | epochs | train s | × s "
+          "| test UPOS | XPOS | FEATS | lemmas |")
+    print("|---" * 14 + "|")
     for (treebank, label), by_seed in sorted(groups.items()):
         params = next(iter(by_seed.values()))["params"]
         base_label = _label("forms", {k: v for k, v in params.items() if k not in COMPARED})
@@ -120,11 +121,17 @@ def report(paths: list[str]) -> None:
         paired = [s for s in seeds if s in base]
         delta = {key: f"{np.mean([by_seed[s][key] - base[s][key] for s in paired]):+.2f}" if paired else ""
                  for key in ("dev_LAS", "test_LAS")}
+        timed = [s for s in seeds if "train_s" in by_seed[s]]
+        cost = (f"{np.mean([by_seed[s]['epochs'] for s in timed]):.1f} | "
+                f"{np.mean([by_seed[s]['train_s'] for s in timed]):.0f}" if timed else " | ")
+        both = [s for s in paired if "train_s" in by_seed[s] and "train_s" in base[s]]
+        ratio = (f"{sum(by_seed[s]['train_s'] for s in both) / sum(base[s]['train_s'] for s in both):.2f}"
+                 if both else "")
         tagged = [by_seed[s]["test_tags"] for s in seeds if by_seed[s].get("test_tags")]
         tags = [f"{np.mean([t[c] for t in tagged]):.2f}" if tagged and tagged[0][c] is not None else "—"
                 for c in TAGS]
         print(f"| {treebank} | {label} | {','.join(map(str, seeds))} | {mean['dev_LAS']:.2f} | "
-              f"{mean['test_LAS']:.2f} | {delta['dev_LAS']} | {delta['test_LAS']} | "
+              f"{mean['test_LAS']:.2f} | {delta['dev_LAS']} | {delta['test_LAS']} | {cost} | {ratio} | "
               + " | ".join(tags) + " |")
 
 

@@ -127,6 +127,9 @@ class BiaffineParser(BaseParser):
 
         morphology_weight: weight of the XPOS, FEATS and lemma losses in training beside the
             UPOS, head and label losses (1: all alike, as UDPipe 2 sums them).
+        batch_words: with > 0, a training batch holds sentences of similar length up to this
+            many words instead of ``batch_size`` sentences (Dozat & Manning and UDPipe 2's
+            parser batch by words); 0 (default): ``batch_size`` sentences.
 
     Raises:
         ImportError: PyTorch is not installed, or ``encoder`` is given and ``transformers`` is
@@ -150,6 +153,7 @@ class BiaffineParser(BaseParser):
     anneal: int = 0
     upos_inputs: bool = False
     morphology_weight: float = 1.0
+    batch_words: int = 0
     device: str = "auto"
     char_encoder: str = "lstm"
     feats: str = "whole"
@@ -164,7 +168,8 @@ class BiaffineParser(BaseParser):
                  threads: int | None = 1,
                  verbose: bool = False, reveal: float = 0.0, reveal_dim: int = 32,
                  reveal_loss: bool = True, reveal_errors: float = 0.0, reveal_cross: bool = False,
-                 reveal_order: str = "random", anneal: int = 0, morphology_weight: float = 1.0) -> None:
+                 reveal_order: str = "random", anneal: int = 0, morphology_weight: float = 1.0,
+                 batch_words: int = 0) -> None:
         require_torch()
         if encoder is not None and importlib.util.find_spec("transformers") is None:
             raise ImportError(TRANSFORMERS_HINT)
@@ -201,6 +206,7 @@ class BiaffineParser(BaseParser):
         self.reveal_order = reveal_order
         self.anneal = anneal
         self.morphology_weight = morphology_weight
+        self.batch_words = batch_words
 
     @property
     def reads_constraints(self) -> bool:
@@ -227,6 +233,9 @@ class BiaffineParser(BaseParser):
             raise ValueError(f"anneal is a number of epochs (0: none), got {self.anneal}")
         if not self.morphology_weight >= 0.0:
             raise ValueError(f"morphology_weight is a loss weight (at least 0), got {self.morphology_weight}")
+        if self.batch_words < 0:
+            raise ValueError(f"batch_words is a number of words per batch (0: by batch_size), "
+                             f"got {self.batch_words}")
         device = resolve_device(self.device)
         revealing = self.reveal > 0 or self.reveal_errors > 0
         if revealing and self.reveal_dim < 1:
@@ -268,7 +277,8 @@ class BiaffineParser(BaseParser):
                                  learning_rate=self.learning_rate, seed=self.random_state,
                                  reveal=self.reveal, reveal_errors=self.reveal_errors,
                                  reveal_loss=self.reveal_loss, reveal_order=self.reveal_order,
-                                 anneal=self.anneal, morphology_weight=self.morphology_weight)
+                                 anneal=self.anneal, morphology_weight=self.morphology_weight,
+                                 batch_words=self.batch_words)
         log = (lambda message: print(f"[biaffine] {message}", file=sys.stderr)) if self.verbose else None
         with seeded(self.random_state, self.threads, device):
             network = JointNetwork(config)

@@ -34,6 +34,9 @@ class TrainSettings:
     max_seconds: float = 900.0
     patience: int = 8
     batch_size: int = 16
+    batch_words: int = 0
+    """With > 0, a training batch holds as many sentences of similar length as fit in this many
+    words instead of ``batch_size`` sentences (:func:`batches`); 0: ``batch_size`` sentences."""
     learning_rate: float = 2e-3
     clip: float = 5.0
     seed: int = 0
@@ -85,20 +88,64 @@ class History:
     """The epoch after which the annealing phase began (0: none ran)."""
 
 
-def batches(sentences: Sequence[Sentence], size: int,
-            rng: np.random.Generator | None) -> Iterator[list[Sentence]]:
-    """``sentences`` in groups of ``size`` of similar length (shuffled when ``rng`` is given:
-    random order, sorted by length within chunks of 20 batches, batch order shuffled)."""
+def batches(sentences: Sequence[Sentence], size: int, rng: np.random.Generator | None,
+            words: int = 0) -> Iterator[list[Sentence]]:
+    """``sentences`` in groups of similar length: ``size`` sentences each, or with ``words`` > 0
+    as many as fit in ``words`` words (at least one; a longer sentence is a batch alone). When
+    ``rng`` is given they are shuffled: random order, sorted by length within chunks of about 20
+    batches, batch order shuffled.
+
+    Examples:
+        >>> sentences = [["w"] * n for n in (3, 1, 2, 5)]   # only their lengths are read
+        >>> [[len(s) for s in group] for group in batches(sentences, 2, None)]
+        [[1, 2], [3, 5]]
+        >>> [[len(s) for s in group] for group in batches(sentences, 2, None, words=4)]
+        [[1, 2], [3], [5]]
+    """
     order = np.arange(len(sentences)) if rng is None else rng.permutation(len(sentences))
-    chunk = size * 20
+    lengths = [len(sentence) for sentence in sentences]
     groups: list[list[int]] = []
-    for start in range(0, len(order), chunk):
-        part = sorted(order[start:start + chunk].tolist(), key=lambda i: len(sentences[i]))
-        groups += [part[i:i + size] for i in range(0, len(part), size)]
+    for part in _chunks(order.tolist(), lengths, size * 20 if words <= 0 else words * 20, by_words=words > 0):
+        part = sorted(part, key=lambda i: lengths[i])
+        groups += ([part[i:i + size] for i in range(0, len(part), size)] if words <= 0
+                   else _fill(part, lengths, words))
     if rng is not None:
         groups = [groups[i] for i in rng.permutation(len(groups))]
     for group in groups:
         yield [sentences[i] for i in group]
+
+
+def _chunks(order: list[int], lengths: Sequence[int], limit: int, by_words: bool) -> Iterator[list[int]]:
+    """``order`` cut into consecutive runs of ``limit`` sentences, or ``by_words``: runs that end
+    once they hold ``limit`` words."""
+    if not by_words:
+        yield from (order[start:start + limit] for start in range(0, len(order), limit))
+        return
+    run: list[int] = []
+    held = 0
+    for index in order:
+        run.append(index)
+        held += lengths[index]
+        if held >= limit:
+            yield run
+            run, held = [], 0
+    if run:
+        yield run
+
+
+def _fill(part: list[int], lengths: Sequence[int], words: int) -> list[list[int]]:
+    """``part`` (sorted by length) cut into consecutive groups of at most ``words`` words, each
+    at least one sentence."""
+    groups: list[list[int]] = []
+    held = 0
+    for index in part:
+        if groups and held + lengths[index] <= words:
+            groups[-1].append(index)
+            held += lengths[index]
+        else:
+            groups.append([index])
+            held = lengths[index]
+    return groups
 
 
 REVEAL_ORDERS = ("random", "top-down", "mixed")
@@ -255,7 +302,7 @@ def _epoch(network: JointNetwork, optimizer: torch.optim.Optimizer, train: Seque
     device = network.device
     network.train()
     total = 0.0
-    for group in batches(train, settings.batch_size, rng):
+    for group in batches(train, settings.batch_size, rng, settings.batch_words):
         optimizer.zero_grad()
         given = None
         if settings.reveal_errors > 0:

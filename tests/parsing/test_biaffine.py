@@ -246,3 +246,30 @@ def test_the_morphology_weight_scales_the_xpos_feats_and_lemma_losses(sentences:
     assert half["lemmas"] == pytest.approx(full["lemmas"] / 2, rel=1e-5)
     with pytest.raises(ValueError, match="morphology_weight is a loss weight"):
         BiaffineParser(**TINY, morphology_weight=-1.0).fit(sentences[:4])
+
+
+def test_batches_by_words_cover_every_sentence_once_within_the_budget(sentences: list[Sentence]) -> None:
+    from parsing.biaffine.training import batches
+
+    groups = list(batches(sentences, 16, np.random.default_rng(0), words=30))
+    assert sorted(id(s) for group in groups for s in group) == sorted(id(s) for s in sentences)
+    assert all(sum(len(s) for s in group) <= 30 or len(group) == 1 for group in groups)
+    assert len(groups) >= sum(len(s) for s in sentences) // 30  # not 16 sentences each: about 4
+    assert max(len(group) for group in groups) < 16
+
+
+def test_batch_words_sets_the_training_steps(sentences: list[Sentence],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from parsing.biaffine.training import batches
+
+    steps: list[int] = []
+    original = JointNetwork.loss
+    monkeypatch.setattr(JointNetwork, "loss", lambda self, batch, weight=1.0: (
+        steps.append(int(batch.lengths.shape[0])), original(self, batch, weight))[1])
+    BiaffineParser(**{**TINY, "max_epochs": 1}, batch_words=30).fit(sentences[:20], sentences[20:30])
+    assert steps == [len(group) for group in batches(sentences[:20], 16, np.random.default_rng(0), words=30)]
+    steps.clear()
+    BiaffineParser(**{**TINY, "max_epochs": 1}).fit(sentences[:20], sentences[20:30])
+    assert sorted(steps) == [4, 8, 8]  # TINY: batch_size 8
+    with pytest.raises(ValueError, match="batch_words is a number of words"):
+        BiaffineParser(**TINY, batch_words=-1).fit(sentences[:4])
