@@ -8,6 +8,9 @@ Variants (``--variant``):
 * ``upos-inputs`` — it also reads the tagger's UPOS (``upos_inputs=True``): each gold training
   sentence paired with its ten-fold jackknifed UPOS (:func:`parsing.tag_source.with_tagger_upos`),
   dev and test as the tagger tags them, as a round does it.
+* ``lstm-hybrid`` — the other neural member, as a round trains it with predicted tags: the gold
+  training trees with their ten-fold jackknifed UPOS, dev and test as the tagger tags them
+  (no tag columns of its own). Its rows are paired with ``lstm-hybrid`` rows.
 
 ``--param NAME=VALUE`` sets any member setting (JSON value), e.g. ``morphology_weight=0.2``.
 One JSON line per (treebank, seed) goes to ``--out``: dev and test LAS (the project's scorer, CoNLL
@@ -36,12 +39,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.ud_files import UD, split_files  # noqa: E402
 from parsing.biaffine.member import BiaffineParser  # noqa: E402
 from parsing.conllu_io import read_conllu, to_sentence  # noqa: E402
+from parsing.lstm_transition.member import LSTMTransitionParser  # noqa: E402
 from parsing.scorer.metrics import evaluate  # noqa: E402
 from parsing.tag_source import with_tagger_upos  # noqa: E402
 from parsing.tagger.training import train_tagger  # noqa: E402
 from parsing.types import Parse, Sentence  # noqa: E402
 
-VARIANTS = ("forms", "upos-inputs")
+VARIANTS = ("forms", "upos-inputs", "lstm-hybrid")
 TAGS = {"upos": "upos", "xpos": "xpos", "feats": "feats", "lemmas": "lemmas"}
 """Sentence column → the member's ``Parse.extras`` key."""
 
@@ -77,8 +81,11 @@ def run(treebank: str, splits: Splits, seed: int, variant: str, params: dict[str
     train, dev, test = splits["train"], splits["dev"], splits["test"]
     tagged_dev, tagged_test = splits["tagged_dev"], splits["tagged_test"]
     started = time.perf_counter()
+    parser: BiaffineParser | LSTMTransitionParser
     if variant == "forms":
         parser = BiaffineParser(random_state=seed, **params).fit(train, tagged_dev)
+    elif variant == "lstm-hybrid":
+        parser = LSTMTransitionParser(random_state=seed, **params).fit(splits["train_view"], tagged_dev)
     else:
         parser = BiaffineParser(random_state=seed, upos_inputs=True, **params).fit(
             with_tagger_upos(train, splits["train_view"]), tagged_dev)
@@ -88,11 +95,16 @@ def run(treebank: str, splits: Splits, seed: int, variant: str, params: dict[str
             "train_s": round(seconds, 1), "epochs": len(parser.history_["dev_las"]),
             "dev_LAS": round(100 * evaluate(dev, dev_parses).las.f1, 2),
             "test_LAS": round(100 * evaluate(test, test_parses).las.f1, 2),
-            "test_tags": {column: accuracy(test, test_parses, column) for column in TAGS}}
+            "test_tags": ({column: accuracy(test, test_parses, column) for column in TAGS}
+                          if isinstance(parser, BiaffineParser) else None)}
 
 
 COMPARED = ("morphology_weight", "batch_words")
-"""Settings a row is compared over: its base is ``forms`` with its other settings, same seeds."""
+"""Settings a row is compared over: its base is ``forms`` (:data:`BASES`) with its other
+settings, same seeds."""
+
+BASES = {"lstm-hybrid": "lstm-hybrid"}
+"""A variant's base when it is not ``forms``: the other member is compared with itself."""
 
 
 def _label(variant: str, params: dict[str, Any]) -> str:
@@ -113,8 +125,10 @@ def report(paths: list[str]) -> None:
           "| test UPOS | XPOS | FEATS | lemmas |")
     print("|---" * 14 + "|")
     for (treebank, label), by_seed in sorted(groups.items()):
-        params = next(iter(by_seed.values()))["params"]
-        base_label = _label("forms", {k: v for k, v in params.items() if k not in COMPARED})
+        first = next(iter(by_seed.values()))
+        params = first["params"]
+        base_label = _label(BASES.get(first["variant"], "forms"),
+                            {k: v for k, v in params.items() if k not in COMPARED})
         base = groups.get((treebank, base_label), {}) if base_label != label else {}
         seeds = sorted(by_seed)
         mean = {key: np.mean([by_seed[s][key] for s in seeds]) for key in ("dev_LAS", "test_LAS")}

@@ -102,8 +102,20 @@ def batches(sentences: Sequence[Sentence], size: int, rng: np.random.Generator |
         >>> [[len(s) for s in group] for group in batches(sentences, 2, None, words=4)]
         [[1, 2], [3], [5]]
     """
-    order = np.arange(len(sentences)) if rng is None else rng.permutation(len(sentences))
-    lengths = [len(sentence) for sentence in sentences]
+    for group in batch_indices([len(sentence) for sentence in sentences], size, rng, words):
+        yield [sentences[i] for i in group]
+
+
+def batch_indices(lengths: Sequence[int], size: int, rng: np.random.Generator | None,
+                  words: int = 0) -> list[list[int]]:
+    """The groups of :func:`batches` as positions: ``lengths`` (words per sentence, shape
+    ``(N,)``) → lists of indices into it, every index once.
+
+    Examples:
+        >>> batch_indices([3, 1, 2, 5], 2, None, words=4)
+        [[1, 2], [0], [3]]
+    """
+    order = np.arange(len(lengths)) if rng is None else rng.permutation(len(lengths))
     groups: list[list[int]] = []
     for part in _chunks(order.tolist(), lengths, size * 20 if words <= 0 else words * 20, by_words=words > 0):
         part = sorted(part, key=lambda i: lengths[i])
@@ -111,8 +123,7 @@ def batches(sentences: Sequence[Sentence], size: int, rng: np.random.Generator |
                    else _fill(part, lengths, words))
     if rng is not None:
         groups = [groups[i] for i in rng.permutation(len(groups))]
-    for group in groups:
-        yield [sentences[i] for i in group]
+    return groups
 
 
 def _chunks(order: list[int], lengths: Sequence[int], limit: int, by_words: bool) -> Iterator[list[int]]:

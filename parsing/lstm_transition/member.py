@@ -64,6 +64,10 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
         max_epochs, max_seconds, patience: training stops at the first of them (``patience``
             epochs without a better dev LAS); the best dev epoch's weights are kept.
         batch_size: sentences per update; learning_rate: Adam's step size.
+        batch_words: with > 0, an update's sentences are of similar length and hold up to this
+            many words instead of ``batch_size`` sentences in random order (the ``biaffine``
+            member's batches, :func:`parsing.biaffine.training.batch_indices`); 0 (the default):
+            ``batch_size`` sentences.
         explore: after the first epoch, train with exploration (:mod:`parsing.lstm_transition.explore`):
             the network parses its training sentences and learns the least-cost moves of the
             configurations it reaches, following its own wrong move with this probability
@@ -87,6 +91,7 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
     parse_cost: ClassVar[float] = 3.0
     explore: float = 0.0
     anneal: int = 0
+    batch_words: int = 0
     """Settings added after the first models were saved: their defaults when a file lacks them."""
 
     def __init__(self, *, word_dim: int = 100, char_dim: int = 50, char_hidden: int = 50,
@@ -94,7 +99,7 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
                  mlp_dim: int = 100, dropout: float = 0.33, word_dropout: float = 0.25, beam_size: int = 4,
                  max_epochs: int = 40, max_seconds: float = 900.0, patience: int = 5, batch_size: int = 16,
                  learning_rate: float = 1e-3, explore: float = 0.0, anneal: int = 0, random_state: int = 0,
-                 threads: int | None = 1, verbose: bool = False) -> None:
+                 threads: int | None = 1, verbose: bool = False, batch_words: int = 0) -> None:
         require_torch(self.name)
         self.word_dim = word_dim
         self.char_dim = char_dim
@@ -114,6 +119,7 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
         self.learning_rate = learning_rate
         self.explore = explore
         self.anneal = anneal
+        self.batch_words = batch_words
         self.random_state = random_state
         self.threads = threads
         self.verbose = verbose
@@ -137,6 +143,9 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
             raise ValueError(f"explore is a probability in [0, 1], got {self.explore}")
         if self.anneal < 0:
             raise ValueError(f"anneal is a number of epochs (0: none), got {self.anneal}")
+        if self.batch_words < 0:
+            raise ValueError(f"batch_words is a number of words per update (0: by batch_size), "
+                             f"got {self.batch_words}")
         if self.beam_size < 1 or self.batch_size < 1:
             raise ValueError(f"beam_size and batch_size are at least 1, got {self.beam_size}, "
                              f"{self.batch_size}")
@@ -229,9 +238,7 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
         from parsing.lstm_transition.network import offsets_of
 
         network.train()
-        order = rng.permutation(len(trees))
-        for start in range(0, len(order), self.batch_size):
-            chosen = order[start:start + self.batch_size].tolist()
+        for chosen in self._updates(trees, rng):
             batch = encode([trees[i] for i in chosen], self.vocabularies_cache)
             table = network.table(network.states(batch), batch.lengths)
             offsets = offsets_of(batch.lengths).tolist()
@@ -250,6 +257,17 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
             loss.backward()  # type: ignore[no-untyped-call]
             torch.nn.utils.clip_grad_norm_(network.parameters(), 5.0)
             optimizer.step()
+
+    def _updates(self, trees: Sequence[Sentence], rng: np.random.Generator) -> list[list[int]]:
+        """Each update's sentences (positions in ``trees``): ``batch_size`` at a time in random
+        order, or with ``batch_words`` of similar length up to that many words."""
+        if self.batch_words > 0:
+            from parsing.biaffine.training import batch_indices
+
+            return batch_indices([len(tree) for tree in trees], self.batch_size, rng, self.batch_words)
+        order = rng.permutation(len(trees))
+        size = self.batch_size
+        return [order[start:start + size].tolist() for start in range(0, len(order), size)]
 
     # ----------------------------------------------------------------- parsing
 

@@ -60,3 +60,13 @@ def test_tag_accuracy_counts_every_word_and_none_for_an_unannotated_column() -> 
                           "lemmas": ["<ROOT>", "a", "b", "c", "d"]})
     assert accuracy([gold], [parse], "upos") == 50.0  # "_" predicted for "_" counts, as in UFeats
     assert accuracy([gold], [parse], "lemmas") is None  # every gold lemma is "_"
+
+
+def test_the_other_member_is_paired_with_itself(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = [_row(0, "forms", {}, 60.0, 50.0), _row(0, "lstm-hybrid", {}, 62.0, 52.0, seconds=80.0),
+            {**_row(0, "lstm-hybrid", {"batch_words": 256}, 63.0, 51.0, seconds=40.0), "test_tags": None}]
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    report([str(path)])
+    assert '| UD_Tamil-TTB | lstm-hybrid {"batch_words": 256} | 0 | 63.00 | 51.00 | +1.00 | -1.00 | 20.0 ' \
+           '| 40 | 0.50 | — | — | — | — |' in capsys.readouterr().out.splitlines()

@@ -134,6 +134,20 @@ def test_bad_settings_and_data_are_refused_clearly(sentences: list[Sentence]) ->
         LSTMTransitionParser(**TINY).fit([Sentence.from_words(["a", "b"])])
     with pytest.raises(ValueError, match="not fitted"):
         LSTMTransitionParser().predict(sentences[:1])
+    with pytest.raises(ValueError, match="batch_words is a number of words"):
+        LSTMTransitionParser(**TINY, batch_words=-1).fit(sentences[:5])
+
+
+def test_batch_words_groups_sentences_of_similar_length_within_the_budget(sentences: list[Sentence]) -> None:
+    by_words = LSTMTransitionParser(**TINY, batch_words=30)._updates(sentences, np.random.default_rng(0))
+    assert sorted(i for group in by_words for i in group) == list(range(len(sentences)))
+    assert all(sum(len(sentences[i]) for i in group) <= 30 or len(group) == 1 for group in by_words)
+    by_sentences = LSTMTransitionParser(**TINY)._updates(sentences, np.random.default_rng(0))
+    order, size = np.random.default_rng(0).permutation(len(sentences)), 8  # TINY's batch_size
+    assert by_sentences == [order[start:start + size].tolist() for start in range(0, len(order), size)]
+    trained = LSTMTransitionParser(**TINY, max_epochs=2, patience=2, batch_words=30).fit(sentences[:30],
+                                                                                         sentences[30:40])
+    assert len(trained.history_["dev_las"]) == 2 and trained.batch_words == 30
 
 
 def test_the_library_imports_without_torch_and_the_member_says_how_to_get_it() -> None:
