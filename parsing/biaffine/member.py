@@ -128,12 +128,9 @@ class BiaffineParser(BaseParser):
         morphology_weight: weight of the XPOS, FEATS and lemma losses in training beside the
             UPOS, head and label losses (1: all alike, as UDPipe 2 sums them).
         batch_words: with > 0, a training batch holds sentences of similar length up to this
-            many words instead of ``batch_size`` sentences (Dozat & Manning batch by words), so
-            every word weighs the same in the loss; 0 (default): ``batch_size`` sentences. With
-            256 the member alone gains dev LAS (predicted tags) on the five treebanks measured
-            (Tamil +1.66, Telugu +0.30 over three seeds; Irish +1.34, Welsh +0.24, Wolof +0.27),
-            the larger three in 0.7-0.8 of the time, but the default ensemble over it did not
-            (four rounds on Telugu and Tamil: dev -0.29): off by default.
+            many words instead of ``batch_size`` sentences (every word weighs alike in the loss);
+            0 (default: the member alone gains dev LAS with 256, the ensemble over it did not;
+            ``docs/library.md``, "Batches by words").
 
     Raises:
         ImportError: PyTorch is not installed, or ``encoder`` is given and ``transformers`` is
