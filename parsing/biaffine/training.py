@@ -116,47 +116,32 @@ def batch_indices(lengths: Sequence[int], size: int, rng: np.random.Generator | 
         [[1, 2], [0], [3]]
     """
     order = np.arange(len(lengths)) if rng is None else rng.permutation(len(lengths))
+    costs, budget = (lengths, words) if words > 0 else ([1] * len(lengths), size)
     groups: list[list[int]] = []
-    for part in _chunks(order.tolist(), lengths, size * 20 if words <= 0 else words * 20, by_words=words > 0):
-        part = sorted(part, key=lambda i: lengths[i])
-        groups += ([part[i:i + size] for i in range(0, len(part), size)] if words <= 0
-                   else _fill(part, lengths, words))
+    for part in _cut(order.tolist(), costs, budget * 20, keep_over=True):
+        groups += _cut(sorted(part, key=lambda i: lengths[i]), costs, budget)
     if rng is not None:
         groups = [groups[i] for i in rng.permutation(len(groups))]
     return groups
 
 
-def _chunks(order: list[int], lengths: Sequence[int], limit: int, by_words: bool) -> Iterator[list[int]]:
-    """``order`` cut into consecutive runs of ``limit`` sentences, or ``by_words``: runs that end
-    once they hold ``limit`` words."""
-    if not by_words:
-        yield from (order[start:start + limit] for start in range(0, len(order), limit))
-        return
-    run: list[int] = []
-    held = 0
+def _cut(order: list[int], costs: Sequence[int], budget: int, keep_over: bool = False) -> list[list[int]]:
+    """``order`` cut into consecutive runs whose ``costs`` sum to at most ``budget`` (each run at
+    least one index), or with ``keep_over`` runs that end once they reach it.
+
+    Examples:
+        >>> _cut([0, 1, 2, 3], [2, 2, 1, 3], 4), _cut([0, 1, 2, 3], [2, 2, 1, 3], 3, keep_over=True)
+        ([[0, 1], [2, 3]], [[0, 1], [2, 3]])
+    """
+    runs: list[list[int]] = []
+    held = budget
     for index in order:
-        run.append(index)
-        held += lengths[index]
-        if held >= limit:
-            yield run
-            run, held = [], 0
-    if run:
-        yield run
-
-
-def _fill(part: list[int], lengths: Sequence[int], words: int) -> list[list[int]]:
-    """``part`` (sorted by length) cut into consecutive groups of at most ``words`` words, each
-    at least one sentence."""
-    groups: list[list[int]] = []
-    held = 0
-    for index in part:
-        if groups and held + lengths[index] <= words:
-            groups[-1].append(index)
-            held += lengths[index]
-        else:
-            groups.append([index])
-            held = lengths[index]
-    return groups
+        if (held >= budget) if keep_over else (held + costs[index] > budget):
+            runs.append([])
+            held = 0
+        runs[-1].append(index)
+        held += costs[index]
+    return runs
 
 
 REVEAL_ORDERS = ("random", "top-down", "mixed")
