@@ -13,7 +13,8 @@ each member is then (a) retrained cold on all of them and (b) loaded from disk, 
 (:func:`parsing.member_fit.warm_member`) and goes on with the running average;
 ``restart`` loads the averaged weights only, so the warm epochs start a new average from them
 (the old average, over every earlier epoch, no longer outweighs the new data). Every
-model parses dev (gold tags; CoNLL 2018 scoring: all words, universal part of DEPREL). The
+model parses dev and test (gold tags; CoNLL 2018 scoring: all words, universal part of DEPREL);
+dev also picks the epochs of the members that stop early, so test is the held-out figure. The
 default ensemble, ``vote-uniform`` over the members (:mod:`parsing.ensemble.registry`), is
 scored from the members' dev parses; its train seconds are the sum of its members'.
 
@@ -70,8 +71,9 @@ def timed_fit(parser: BaseParser, train: Sequence[Sentence], dev: Sequence[Sente
 
 
 def warm_kind(epochs: int, average: str) -> str:
-    """The name of one warm variant: ``warm1``, ``warm2-restart``, ..."""
-    return f"warm{epochs}" + ("" if average == "continue" else f"-{average}")
+    """The name of one warm variant: ``warm1``, ``warm2-restart``, ``warm`` (each member's own
+    ``warm_epochs``: ``epochs`` 0), ..."""
+    return f"warm{epochs or ''}" + ("" if average == "continue" else f"-{average}")
 
 
 def run_treebank(folder: Path, members: list[str], base: int, added: int, warm_epochs: list[int],
@@ -80,10 +82,12 @@ def run_treebank(folder: Path, members: list[str], base: int, added: int, warm_e
     way (``averages``), per member."""
     train_path = next(folder.glob("*-ud-train.conllu"))
     dev = load_sentences(next(folder.glob("*-ud-dev.conllu")))
+    test = load_sentences(next(folder.glob("*-ud-test.conllu")))
     previous, current = split_round(load_sentences(train_path), base, added)
     variants = [(k, average) for k in warm_epochs for average in averages]
     kinds = ["previous", "cold", *(warm_kind(k, average) for k, average in variants)]
     parses: dict[str, dict[str, list[Parse]]] = {kind: {} for kind in kinds}
+    tested: dict[str, dict[str, float]] = {kind: {} for kind in kinds}  # test LAS per kind and member
     seconds: dict[str, dict[str, tuple[float, float]]] = {kind: {} for kind in kinds}
     labeller_s = None
     with tempfile.TemporaryDirectory() as scratch:
@@ -92,19 +96,22 @@ def run_treebank(folder: Path, members: list[str], base: int, added: int, warm_e
             parser = build_member(name)
             seconds["previous"][name] = timed_fit(parser, previous, dev)
             parses["previous"][name] = parser.predict(dev)
+            tested["previous"][name] = las(test, parser.predict(test))
             parser.save(path)
             del parser
             cold = build_member(name)
             seconds["cold"][name] = timed_fit(cold, current, dev)
             parses["cold"][name] = cold.predict(dev)
+            tested["cold"][name] = las(test, cold.predict(test))
             labeller_c = cold.get_params().get("labeller_C")
             del cold
             for epochs, average in variants:
                 kind = warm_kind(epochs, average)
                 warm = BaseParser.load(path, warm=average == "continue")
-                warm.set_params(warm_start=True, warm_epochs=epochs)
+                warm.set_params(warm_start=True, **({"warm_epochs": epochs} if epochs else {}))
                 seconds[kind][name] = timed_fit(warm, current, dev)
                 parses[kind][name] = warm.predict(dev)
+                tested[kind][name] = las(test, warm.predict(test))
             row: dict[str, Any] = {"treebank": folder.name, "member": name,
                                    "previous_sentences": len(previous), "sentences": len(current)}
             if labeller_c is not None:
@@ -114,8 +121,9 @@ def run_treebank(folder: Path, members: list[str], base: int, added: int, warm_e
                     labeller_s = time.process_time() - started
                 row["labeller_cpu_s"] = round(labeller_s, 1)
             for epochs, average in variants:
-                write(out, dict(row), seconds, {kind: las(dev, parses[kind][name]) for kind in parses},
-                      name, epochs, average)
+                write(out, {**row, **{f"{kind}_test_las": tested[kind][name] for kind in (
+                    "previous", "cold", warm_kind(epochs, average))}}, seconds,
+                      {kind: las(dev, parses[kind][name]) for kind in parses}, name, epochs, average)
         # vote-uniform needs no tuning and combines parses only: unfitted members stand in
         ensemble, names = fit_ensemble(DEFAULT_METHOD, {n: build_member(n) for n in members}, current, dev)
         ensemble_las = {
@@ -190,17 +198,17 @@ def report(out: Path) -> str:
         rows[(row["treebank"], row["member"], row["warm_epochs"], row["warm_average"])] = row
     header = ("| treebank | member | sentences | warm epochs | average | cold cpu s | warm cpu s | "
               "warm/cold cpu | wall warm/cold | labeller cpu s | LAS before | LAS cold | LAS warm | "
-              "warm − cold |")
+              "warm − cold | test: cold, warm |")
     lines = [header, "|" + "---|" * (header.count("|") - 1)]
     for row in rows.values():
         labeller = row.get("labeller_cpu_s")
         lines.append(
             f"| {row['treebank']} | {row['member']} | {row['previous_sentences']}→{row['sentences']} | "
-            f"{row['warm_epochs']} | {row['warm_average']} | {row['cold_cpu_s']:.1f} | "
+            f"{row['warm_epochs'] or 'own'} | {row['warm_average']} | {row['cold_cpu_s']:.1f} | "
             f"{row['warm_cpu_s']:.1f} | "
             f"{100 * row['cpu_ratio']:.0f}% | {100 * row['ratio']:.0f}% | "
             f"{'' if labeller is None else f'{labeller:.1f}'} | {row['previous_las']:.2f} | "
-            f"{row['cold_las']:.2f} | {row['warm_las']:.2f} | {row['delta_las']:+.2f} |"
+            f"{row['cold_las']:.2f} | {row['warm_las']:.2f} | {row['delta_las']:+.2f} | {_tested(row)} |"
         )
     for treebank, by_seed in spread.items():
         cold = next((r["cold_las"] for key, r in rows.items() if key[0] == treebank
@@ -217,6 +225,12 @@ def report(out: Path) -> str:
     return "\n".join(lines)
 
 
+def _tested(row: dict[str, Any]) -> str:
+    """The row's test LAS, cold and warm (rows written before test was scored have none)."""
+    warm = row.get(f"{warm_kind(row['warm_epochs'], row['warm_average'])}_test_las")
+    return "" if warm is None else f"{row['cold_test_las']:.2f}, {warm:.2f}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -227,7 +241,8 @@ def main() -> None:
     parser.add_argument("--members", default=",".join(member_names()))
     parser.add_argument("--base", type=int, default=1000)
     parser.add_argument("--added", type=int, default=50)
-    parser.add_argument("--warm-epochs", default="1,2", help="warm rounds to run, by epochs (comma list)")
+    parser.add_argument("--warm-epochs", default="1,2",
+                        help="warm rounds to run, by epochs (comma list; 0: each member's own warm_epochs)")
     parser.add_argument("--warm-average", default="continue,restart",
                         help="continue the running average, restart it from the averaged weights, or both")
     parser.add_argument("--seed-spread", help="only retrain the cold round at these random states "

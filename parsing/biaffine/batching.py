@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -232,3 +233,17 @@ def build_vocabularies(sentences: Sequence[Sentence], *, min_word_count: int = 1
         **({"featvals": build_feature_vocabulary(f for s in sentences for f in s.feats[1:])}
            if feature_categories else {}),
     }
+
+
+def vocabulary_sizes(vocabularies: Mapping[str, Vocabulary]
+                     ) -> tuple[dict[str, Any], list[tuple[str, list[int]]]]:
+    """The :class:`~parsing.biaffine.network.NetworkConfig` sizes that ``vocabularies`` set
+    and the FEATS categories' groups (``[]`` without ``featvals``;
+    :func:`~parsing.biaffine.feats.feature_groups`)."""
+    sizes: dict[str, Any] = {name: len(vocabulary) for name, vocabulary in vocabularies.items()
+                             if name not in ("featvals", "pretrained")}
+    groups = feature_groups(vocabularies["featvals"]) if "featvals" in vocabularies else []
+    if groups:
+        sizes.update(feat_values=len(vocabularies["featvals"]), feat_categories=len(groups),
+                     feat_width=max(len(ids) for _, ids in groups))
+    return sizes, groups

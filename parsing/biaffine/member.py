@@ -22,17 +22,11 @@ lead over the same architecture is mostly its pretrained representations):
   The model file records the directory; parsing loads the encoder from it again.
 
 Reading the annotator's arcs (``reveal > 0``): trained with randomly revealed gold arcs as
-inputs (per sentence a rate ``r ~ U(0, reveal)``, each word's gold head and label revealed
-with probability ``r``; :func:`parsing.biaffine.training.reveal_arcs`), the network reads an
-embedding of each word's given head offset and label before the BiLSTM. Under constraints
-(the editor's re-parse) the forced arcs are its inputs as well as forced in decoding, so a
-human arc changes its neighbours' scores, not only the tree; without constraints nothing is
-given. The revealed arcs stay in the loss (``reveal_loss=False`` leaves them out: they are
-forced when given, but on Wolof dev leaving them out cost the free parse 85 more wrong arcs of
-10,294 words and the interactive one 43 more edits, ``bench/results/simulate_edits-reveal.jsonl``).
-With ``reveal_cross`` the arc scorer also reads how many given arcs each candidate arc crosses
-(a learned bias, :func:`parsing.biaffine.network.crossings`): without it the revealed inputs
-barely moved the other words (Wolof: 0.4-6.4% fewer edits than one by one, with it 11-21%).
+inputs (:func:`parsing.biaffine.training.reveal_arcs`), the network reads an embedding of each
+word's given head offset and label before the BiLSTM; under constraints (the editor's re-parse)
+the forced arcs are its inputs as well as forced in decoding, so a human arc changes its
+neighbours' scores, not only the tree. Measured in ``docs/library.md`` ("Reading the annotator's
+arcs"; Wolof: without ``reveal_cross`` 0.4-6.4% fewer edits than one by one, with it 11-21%).
 
 Saved without pickle (:mod:`parsing.persist`): the configuration and vocabularies as JSON, the
 weights as float32 arrays; loading rebuilds the ``torch.nn.Module``.
@@ -50,7 +44,7 @@ import numpy as np
 
 from parsing.base import BaseParser
 from parsing.biaffine import TRANSFORMERS_HINT, held_out_split, require_torch
-from parsing.biaffine.feats import feature_groups, group_matrix
+from parsing.biaffine.feats import group_matrix
 from parsing.biaffine.runtime import resolve_device, seeded, threads_set
 from parsing.constraints import Constraints, finish_parse, force_scores, validate_all
 from parsing.decoders.first_order import chu_liu_edmonds
@@ -88,21 +82,17 @@ class BiaffineParser(BaseParser):
         feats: ``"whole"`` (default: one class per FEATS string seen in training) or
             ``"categories"`` (each category's value chosen on its own, the string composed:
             :mod:`parsing.biaffine.feats`).
-        max_epochs, max_seconds, patience, batch_size, learning_rate: training
-            (:class:`~parsing.biaffine.training.TrainSettings`); ``patience`` epochs without a
-            better dev LAS stop it.
+        max_epochs, max_seconds, patience, batch_size, learning_rate: training (``patience``
+            epochs without a better dev LAS stop it; :class:`~parsing.biaffine.training.TrainSettings`).
         vectors: a ``.vec`` file of pretrained word vectors (module docstring), or None.
-        vectors_limit: how many of the file's first (most frequent) words are kept beyond the
-            training words (each costs ``4 * DIM`` bytes of model file).
+        vectors_limit: how many of the file's first words are kept beyond the training words.
         encoder: a local pretrained encoder directory (module docstring), or None.
         random_state: seeds the weights, dropout and batch order.
-        device: where it trains and parses (:func:`~parsing.biaffine.runtime.resolve_device`):
-            ``"auto"`` (default) uses a CUDA GPU when PyTorch sees one (a worker with a GPU
-            trains its round there) and the CPU otherwise; ``"cpu"`` always the CPU. Model
-            files hold CPU arrays, so a model trained on a GPU parses on a machine without one.
-        threads: torch threads while fitting and parsing (None: torch's default, one per core).
-            One by default: on our shared 2-core machines two threads per process ran 10-20×
-            slower than one when other processes kept the cores busy (spinning threads).
+        device: ``"auto"`` (default: a CUDA GPU when PyTorch sees one, else the CPU) or ``"cpu"``
+            (:func:`~parsing.biaffine.runtime.resolve_device`); model files hold CPU arrays.
+        threads: torch threads while fitting and parsing (None: one per core). One by default:
+            on our shared 2-core machines two ran 10-20× slower when other processes kept the
+            cores busy (spinning threads).
         verbose: print each epoch's dev LAS to stderr.
         reveal: highest rate of gold arcs revealed as inputs in training (module docstring);
             0 (default): the network reads no given arcs and trains exactly as before.
@@ -113,24 +103,22 @@ class BiaffineParser(BaseParser):
         reveal_cross: also add a learned bias to every arc by the number of given arcs it
             crosses (0 to 3 or more): a fixed attachment then bounds the words it spans.
         reveal_loss: keep the revealed arcs in the training loss (module docstring).
-        reveal_order: which gold arcs are revealed in training: ``"random"`` (default), a
-            ``"top-down"`` prefix of the tree (the arcs an annotator who reads the skeleton first
-            has fixed or confirmed), or ``"mixed"`` (either, per sentence;
-            :func:`~parsing.biaffine.training.reveal_arcs`).
+        reveal_order: which gold arcs are revealed (:func:`~parsing.biaffine.training.reveal_arcs`):
+            ``"random"`` (default), ``"top-down"`` (a prefix of the tree) or ``"mixed"``.
         anneal: at most this many more epochs at a tenth of the learning rate once the first
-            phase ends (by patience or ``max_epochs``), from its best weights with a fresh
-            optimizer, within ``max_seconds`` (UDPipe 2's last phase;
-            :attr:`~parsing.biaffine.training.TrainSettings.anneal`); 0 (default): none. With 10
-            the member alone gains on dev (predicted tags, greedy dev LAS: Telugu +0.75 and
-            +0.15, Tamil +1.03 and +1.34, Wolof +1.19), but the default ensemble over it did not
-            (Telugu and Tamil dev LAS −0.61 and −0.56): off by default.
-
+            phase ends (:attr:`~parsing.biaffine.training.TrainSettings.anneal`); 0 (default):
+            none (the member alone gains dev LAS with 10, the default ensemble over it did not).
         morphology_weight: weight of the XPOS, FEATS and lemma losses in training beside the
             UPOS, head and label losses (1: all alike, as UDPipe 2 sums them).
         batch_words: with > 0, a training batch holds sentences of similar length up to this
             many words instead of ``batch_size`` sentences (every word weighs alike in the loss);
             0 (default: the member alone gains dev LAS with 256, the ensemble over it did not;
             ``docs/library.md``, "Batches by words").
+        warm_start: fitting a fitted member continues its network (a warm round): known words,
+            tags and labels keep their weights, new ones are added (:mod:`parsing.biaffine.warm`),
+            and at most ``warm_epochs`` epochs on the new trees follow at ``warm_rate`` times
+            ``learning_rate``, the starting weights kept unless one does better on dev. Not
+            with ``vectors`` or ``encoder``, nor after a change of layers: those start afresh.
 
     Raises:
         ImportError: PyTorch is not installed, or ``encoder`` is given and ``transformers`` is
@@ -155,6 +143,9 @@ class BiaffineParser(BaseParser):
     upos_inputs: bool = False
     morphology_weight: float = 1.0
     batch_words: int = 0
+    warm_start: bool = False
+    warm_epochs: int = 5
+    warm_rate: float = 0.3
     device: str = "auto"
     char_encoder: str = "lstm"
     feats: str = "whole"
@@ -170,7 +161,8 @@ class BiaffineParser(BaseParser):
                  verbose: bool = False, reveal: float = 0.0, reveal_dim: int = 32,
                  reveal_loss: bool = True, reveal_errors: float = 0.0, reveal_cross: bool = False,
                  reveal_order: str = "random", anneal: int = 0, morphology_weight: float = 1.0,
-                 batch_words: int = 0) -> None:
+                 batch_words: int = 0, warm_start: bool = False, warm_epochs: int = 5,
+                 warm_rate: float = 0.3) -> None:
         require_torch()
         if encoder is not None and importlib.util.find_spec("transformers") is None:
             raise ImportError(TRANSFORMERS_HINT)
@@ -208,6 +200,9 @@ class BiaffineParser(BaseParser):
         self.anneal = anneal
         self.morphology_weight = morphology_weight
         self.batch_words = batch_words
+        self.warm_start = warm_start
+        self.warm_epochs = warm_epochs
+        self.warm_rate = warm_rate
 
     @property
     def reads_constraints(self) -> bool:
@@ -216,43 +211,25 @@ class BiaffineParser(BaseParser):
         config = self.__dict__.get("config_")
         return bool(config is not None and config.get("reveal_dim", 0))
 
-    # ----------------------------------------------------------------- training
-
     def fit(self, sentences: Sequence[Sentence], dev: Sequence[Sentence] | None = None) -> Self:
         """Train on ``sentences``; stop early on ``dev`` (default: a seeded tenth of ``sentences``
         held out). The weights of the best dev epoch are kept."""
-        from parsing.biaffine.batching import build_vocabularies
+        from parsing.biaffine.batching import build_vocabularies, vocabulary_sizes
+        from parsing.biaffine.checks import check_settings
         from parsing.biaffine.network import JointNetwork, NetworkConfig
         from parsing.biaffine.training import REVEAL_ORDERS, TrainSettings, train_network
+        from parsing.biaffine.warm import grown_state
 
-        for name in ("reveal", "reveal_errors"):
-            if not 0.0 <= getattr(self, name) <= 1.0:
-                raise ValueError(f"{name} is a rate of revealed arcs in [0, 1], got {getattr(self, name)}")
-        if self.reveal_order not in REVEAL_ORDERS:
-            raise ValueError(f"reveal_order is one of {', '.join(REVEAL_ORDERS)}, got {self.reveal_order!r}")
-        if self.anneal < 0:
-            raise ValueError(f"anneal is a number of epochs (0: none), got {self.anneal}")
-        if not self.morphology_weight >= 0.0:
-            raise ValueError(f"morphology_weight is a loss weight (at least 0), got {self.morphology_weight}")
-        if self.batch_words < 0:
-            raise ValueError(f"batch_words is a number of words per batch (0: by batch_size), "
-                             f"got {self.batch_words}")
+        check_settings(self.get_params(), REVEAL_ORDERS)
         device = resolve_device(self.device)
-        revealing = self.reveal > 0 or self.reveal_errors > 0
-        if revealing and self.reveal_dim < 1:
-            raise ValueError(f"reveal_dim must be at least 1 when arcs are revealed, got {self.reveal_dim}")
         train = [_annotated_only(s) for s in sentences if len(s) > 0]
         if not train:
             raise ValueError("the biaffine member needs at least one non-empty training sentence")
         train, held = held_out_split(train, dev, self.random_state)
-        if self.feats not in ("whole", "categories"):
-            raise ValueError(f"feats is 'whole' or 'categories', got {self.feats!r}")
         vocabularies = build_vocabularies(train, feature_categories=self.feats == "categories")
-        sizes = {name: len(vocabulary) for name, vocabulary in vocabularies.items() if name != "featvals"}
-        groups = feature_groups(vocabularies["featvals"]) if "featvals" in vocabularies else []
-        if groups:
-            sizes.update(feat_values=len(vocabularies["featvals"]), feat_categories=len(groups),
-                         feat_width=max(len(ids) for _, ids in groups))
+        grown = self._continued(vocabularies)
+        vocabularies = grown or vocabularies  # a warm fit: the fitted network's vocabularies, grown
+        sizes, groups = vocabulary_sizes(vocabularies)
         table = None
         if self.vectors is not None:
             from parsing.biaffine.vectors import read_vectors
@@ -268,21 +245,14 @@ class BiaffineParser(BaseParser):
 
             contextual = load_encoder(self.encoder, cache=True)  # each sentence encoded once
             sizes["encoder_dim"] = contextual.dim
-        if revealing:
-            sizes["reveal_dim"] = self.reveal_dim
-            sizes["reveal_cross"] = self.reveal_cross
-        config = NetworkConfig(**sizes, **self._layer_params(),  # type: ignore[arg-type]
-                               upos_input=self.upos_inputs and not self.tag_inputs)
-        settings = TrainSettings(max_epochs=self.max_epochs, max_seconds=self.max_seconds,
-                                 patience=self.patience, batch_size=self.batch_size,
-                                 learning_rate=self.learning_rate, seed=self.random_state,
-                                 reveal=self.reveal, reveal_errors=self.reveal_errors,
-                                 reveal_loss=self.reveal_loss, reveal_order=self.reveal_order,
-                                 anneal=self.anneal, morphology_weight=self.morphology_weight,
-                                 batch_words=self.batch_words)
+        config = NetworkConfig(**sizes, **self._layer_params())
         log = (lambda message: print(f"[biaffine] {message}", file=sys.stderr)) if self.verbose else None
         with seeded(self.random_state, self.threads, device):
             network = JointNetwork(config)
+            state = grown_state(self.__dict__["weights_"], network.state_dict()) if grown else None
+            if state is not None:
+                network.load_state_dict(state)
+            warm = state is not None
             if groups:
                 network.get_buffer("feat_groups").copy_(group_matrix(groups, config.feat_width))
             if table is not None:
@@ -290,7 +260,18 @@ class BiaffineParser(BaseParser):
 
                 with torch.no_grad():
                     network.pretrained.weight.copy_(torch.from_numpy(table))
-            history = train_network(network, train, held, vocabularies, settings, log, contextual, device)
+            settings = TrainSettings(max_epochs=self.warm_epochs if warm else self.max_epochs,
+                                     max_seconds=self.max_seconds,
+                                     patience=self.patience, batch_size=self.batch_size,
+                                     learning_rate=self.learning_rate * (self.warm_rate if warm else 1.0),
+                                     seed=self.random_state,
+                                     reveal=self.reveal, reveal_errors=self.reveal_errors,
+                                     reveal_loss=self.reveal_loss, reveal_order=self.reveal_order,
+                                     anneal=0 if warm else self.anneal,
+                                     morphology_weight=self.morphology_weight,
+                                     batch_words=self.batch_words)
+            history = train_network(network, train, held, vocabularies, settings, log, contextual, device,
+                                    keep_start=warm)
         if contextual is not None:
             contextual.cache = None  # the training sentences' vectors are not kept
         self.config_ = config.as_dict()
@@ -299,16 +280,37 @@ class BiaffineParser(BaseParser):
                          for key, value in network.state_dict().items()}
         self.history_ = {"dev_las": history.dev_las, "best_epoch": history.best_epoch,
                          "seconds": history.seconds, "stopped": history.stopped, "device": device.type,
-                         "annealed_after": history.annealed_after}
+                         "annealed_after": history.annealed_after, "warm": warm}
         self.network_cache = network
         self.vocabularies_cache = vocabularies
         self.contextual_cache = contextual
         return self
 
+    def _continued(self, vocabularies: dict[str, Vocabulary]) -> dict[str, Vocabulary] | None:
+        """With ``warm_start`` on a fitted member whose layers this fit would build again, its
+        vocabularies grown by ``vocabularies``' new entries (:mod:`parsing.biaffine.warm`); else
+        None: a cold fit (always with ``vectors`` or ``encoder``, whose tables are read afresh)."""
+        from parsing.biaffine.batching import vocabulary_sizes
+        from parsing.biaffine.network import NetworkConfig
+        from parsing.biaffine.warm import grown_vocabularies, same_layers
+
+        if not (self.warm_start and hasattr(self, "weights_")) or self.vectors or self.encoder:
+            return None
+        grown = grown_vocabularies(self.vocabularies_, vocabularies)
+        if grown is None:
+            return None
+        wanted = NetworkConfig(**vocabulary_sizes(grown)[0], **self._layer_params())
+        saved = NetworkConfig(**self.config_)  # type: ignore[arg-type]
+        return grown if same_layers(saved.as_dict(), wanted.as_dict()) else None
+
     def _layer_params(self) -> dict[str, Any]:
+        """The :class:`~parsing.biaffine.network.NetworkConfig` fields that no vocabulary sets."""
         names = ("tag_inputs", "word_dim", "char_dim", "char_hidden", "char_encoder", "hidden", "layers",
                  "arc_dim", "label_dim", "dropout", "word_dropout")
-        return {name: getattr(self, name) for name in names}
+        revealing = self.reveal > 0 or self.reveal_errors > 0
+        return {**{name: getattr(self, name) for name in names},
+                "upos_input": self.upos_inputs and not self.tag_inputs,
+                **({"reveal_dim": self.reveal_dim, "reveal_cross": self.reveal_cross} if revealing else {})}
 
     def _network(self) -> tuple[JointNetwork, dict[str, Vocabulary]]:
         """The network and vocabularies, rebuilt from the saved arrays on first use after loading
@@ -350,8 +352,6 @@ class BiaffineParser(BaseParser):
         """The encoder the network reads (after :meth:`_network`), or None."""
         contextual: Contextual | None = self.__dict__.get("contextual_cache")
         return contextual
-
-    # ----------------------------------------------------------------- parsing
 
     def predict(self, sentences: Sequence[Sentence]) -> list[Parse]:
         """Trees, labels, tags and lemmas of ``sentences`` (module docstring)."""

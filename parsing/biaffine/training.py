@@ -229,8 +229,11 @@ def greedy_las(network: JointNetwork, sentences: Sequence[Sentence], vocabularie
 def train_network(network: JointNetwork, train: Sequence[Sentence], dev: Sequence[Sentence],
                   vocabularies: Mapping[str, Vocabulary], settings: TrainSettings,
                   log: Log | None = None, contextual: Contextual | None = None,
-                  device: torch.device | None = None) -> History:
+                  device: torch.device | None = None, keep_start: bool = False) -> History:
     """Train ``network`` in place; it ends with the weights of its best dev epoch.
+
+    ``keep_start``: the starting weights compete too, as epoch 0 (a warm fit continuing a fitted
+    network keeps them when no epoch on the new trees does better on dev).
 
     ``device``: where the network trains (moved there first; None: where it is). Batches are
     built on the CPU and moved there; the batch order and revealed arcs come from numpy's
@@ -250,7 +253,7 @@ def train_network(network: JointNetwork, train: Sequence[Sentence], dev: Sequenc
     trained = [parameter for parameter in network.parameters() if parameter.requires_grad]
     history = History()
     best_state = copy.deepcopy(network.state_dict())
-    best = -1.0
+    best = greedy_las(network, dev, vocabularies, contextual=contextual) if keep_start else -1.0
     started = time.perf_counter()
     epoch = 0
     for phase, (rate, epochs) in enumerate(training_phases(settings.learning_rate, settings.max_epochs,

@@ -44,10 +44,12 @@ from parsing.types import Heads, Sentence
 
 if TYPE_CHECKING:
     from parsing.biaffine.vocab import Vocabulary
-    from parsing.lstm_transition.network import TransitionNetwork
+    from parsing.lstm_transition.network import TransitionConfig, TransitionNetwork
 
 IntArray = NDArray[np.int64]
 _BATCH_NAMES = ("words", "chars", "upos", "xpos", "feats", "lemmas", "deprels")
+_ACTION_LAYER = "mlp.3."
+"""The action classifier's state names (a row per action: :func:`parsing.biaffine.warm.grown_actions`)."""
 
 
 class LSTMTransitionParser(BeamDecoding, BaseParser):
@@ -65,9 +67,8 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
             epochs without a better dev LAS); the best dev epoch's weights are kept.
         batch_size: sentences per update; learning_rate: Adam's step size.
         batch_words: with > 0, an update's sentences are of similar length and hold up to this
-            many words instead of ``batch_size`` sentences in random order (the ``biaffine``
-            member's batches, :func:`parsing.biaffine.training.batch_indices`); 0 (the default):
-            ``batch_size`` sentences.
+            many words (the ``biaffine`` member's batches, :func:`parsing.biaffine.training.batch_indices`);
+            0 (the default): ``batch_size`` sentences in random order.
         explore: after the first epoch, train with exploration (:mod:`parsing.lstm_transition.explore`):
             the network parses its training sentences and learns the least-cost moves of the
             configurations it reaches, following its own wrong move with this probability
@@ -78,6 +79,10 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
             phase stops by patience or its epochs, from its best weights with a fresh optimizer
             (as the ``biaffine`` member's ``anneal``); 0 (the default): none. Dev LAS (gold tags,
             greedy, 10 epochs, seeds 0 and 1): Tamil +0.95 and +0.55, Telugu 0 and 0.
+        warm_start: fitting a fitted member continues its network (a warm round), as the
+            ``biaffine`` member's (:mod:`parsing.biaffine.warm`): new words, tags and labels
+            appended, at most ``warm_epochs`` epochs at ``warm_rate`` times ``learning_rate``, the
+            starting weights kept unless one does better on dev; other layers start afresh.
         random_state: seed of initialisation, shuffling and dropout; threads: torch threads.
 
     Attributes:
@@ -92,6 +97,9 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
     explore: float = 0.0
     anneal: int = 0
     batch_words: int = 0
+    warm_start: bool = False
+    warm_epochs: int = 5
+    warm_rate: float = 0.3
     """Settings added after the first models were saved: their defaults when a file lacks them."""
 
     def __init__(self, *, word_dim: int = 100, char_dim: int = 50, char_hidden: int = 50,
@@ -99,7 +107,8 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
                  mlp_dim: int = 100, dropout: float = 0.33, word_dropout: float = 0.25, beam_size: int = 4,
                  max_epochs: int = 40, max_seconds: float = 900.0, patience: int = 5, batch_size: int = 16,
                  learning_rate: float = 1e-3, explore: float = 0.0, anneal: int = 0, random_state: int = 0,
-                 threads: int | None = 1, verbose: bool = False, batch_words: int = 0) -> None:
+                 threads: int | None = 1, verbose: bool = False, batch_words: int = 0,
+                 warm_start: bool = False, warm_epochs: int = 5, warm_rate: float = 0.3) -> None:
         require_torch(self.name)
         self.word_dim = word_dim
         self.char_dim = char_dim
@@ -120,11 +129,12 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
         self.explore = explore
         self.anneal = anneal
         self.batch_words = batch_words
+        self.warm_start = warm_start
+        self.warm_epochs = warm_epochs
+        self.warm_rate = warm_rate
         self.random_state = random_state
         self.threads = threads
         self.verbose = verbose
-
-    # ----------------------------------------------------------------- training
 
     def fit(self, sentences: Sequence[Sentence], dev: Sequence[Sentence] | None = None) -> Self:
         """Learn from the sentences with a single-rooted tree; ``dev`` (default: a seeded tenth of
@@ -137,7 +147,9 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
 
         from parsing.biaffine.batching import build_vocabularies
         from parsing.biaffine.runtime import seeded, threads_set
-        from parsing.lstm_transition.network import TransitionConfig, TransitionNetwork
+        from parsing.biaffine.training import training_phases
+        from parsing.biaffine.warm import grown_vocabularies, grown_with_actions
+        from parsing.lstm_transition.network import TransitionNetwork
 
         if not 0.0 <= self.explore <= 1.0:
             raise ValueError(f"explore is a probability in [0, 1], got {self.explore}")
@@ -146,6 +158,9 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
         if self.batch_words < 0:
             raise ValueError(f"batch_words is a number of words per update (0: by batch_size), "
                              f"got {self.batch_words}")
+        if self.warm_epochs < 1 or not self.warm_rate > 0.0:
+            raise ValueError(f"warm_epochs is at least 1 and warm_rate above 0, got {self.warm_epochs}, "
+                             f"{self.warm_rate}")
         if self.beam_size < 1 or self.batch_size < 1:
             raise ValueError(f"beam_size and batch_size are at least 1, got {self.beam_size}, "
                              f"{self.batch_size}")
@@ -154,16 +169,15 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
             raise ValueError("the lstm-hybrid member needs a training sentence with a single-rooted tree")
         trees, held = held_out_split(trees, dev, self.random_state)
         lifted = [(s, *system.projectivize(s.heads, s.deprels)) for s in trees]
-        self.labels_ = sorted({label for _, _, labels in lifted for label in labels[1:]})
+        labels = sorted({label for _, _, labels in lifted for label in labels[1:]})
+        vocabularies = {name: v for name, v in build_vocabularies(trees).items() if name in _BATCH_NAMES}
+        warm = self._continued(labels, vocabularies)
+        if warm is not None:  # the fitted network's labels and vocabularies, new entries appended
+            labels = warm[0] + [label for label in labels if label not in warm[0]]
+            vocabularies = grown_vocabularies(warm[1], vocabularies) or vocabularies
+        self.labels_ = labels
         self.space_ = _action_space(lifted, self.labels_)
-        vocabularies = build_vocabularies(trees)
-        config = TransitionConfig(
-            words=len(vocabularies["words"]), chars=len(vocabularies["chars"]),
-            upos=len(vocabularies["upos"]),
-            actions=self.space_.n_actions, word_dim=self.word_dim, char_dim=self.char_dim,
-            char_hidden=self.char_hidden, char_encoder=self.char_encoder, tag_dim=self.tag_dim,
-            hidden=self.hidden, layers=self.layers, mlp_dim=self.mlp_dim, dropout=self.dropout,
-            word_dropout=self.word_dropout)
+        config = self._config(vocabularies, self.space_.n_actions)
         label_ids = {label: number for number, label in enumerate(self.labels_, start=1)}
         examples = [oracle_examples(heads, labels, self.space_, label_ids) for _, heads, labels in lifted]
         self.gold_cache = [(heads, [0, *(label_ids[x] for x in labels[1:])]) for _, heads, labels in lifted]
@@ -172,33 +186,66 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
         device = torch.device("cpu")
         with seeded(self.random_state, self.threads, device), threads_set(self.threads):
             network = TransitionNetwork(config)
+            if warm is not None:
+                network.load_state_dict(grown_with_actions(warm[2], network.state_dict(), len(warm[0]),
+                                                           _ACTION_LAYER))
             self.vocabularies_cache = vocabularies
             self.network_cache = network
-            history = self._train(network, trees, examples, held, rng, log)
+            phases = (training_phases(self.learning_rate * self.warm_rate, self.warm_epochs, 0) if warm
+                      else training_phases(self.learning_rate, self.max_epochs, self.anneal))
+            history = self._train(network, trees, examples, held, rng, log, phases, bool(warm))
         del self.gold_cache
         self.config_ = config.as_dict()
         self.vocabularies_ = {name: list(vocabulary.items) for name, vocabulary in vocabularies.items()
                               if name in _BATCH_NAMES}
         self.weights_ = {key: value.detach().cpu().numpy().copy()
                          for key, value in network.state_dict().items()}
-        self.history_ = history
+        self.history_ = {**history, "warm": warm is not None}
         network.eval()
         return self
 
+    def _config(self, vocabularies: dict[str, Vocabulary], actions: int) -> TransitionConfig:
+        from parsing.lstm_transition.network import TransitionConfig
+
+        layers = ("word_dim", "char_dim", "char_hidden", "char_encoder", "tag_dim", "hidden", "layers",
+                  "mlp_dim", "dropout", "word_dropout")
+        return TransitionConfig(words=len(vocabularies["words"]), chars=len(vocabularies["chars"]),
+                                upos=len(vocabularies["upos"]), actions=actions,
+                                **{name: getattr(self, name) for name in layers})
+
+    def _continued(self, labels: list[str], vocabularies: dict[str, Vocabulary]
+                   ) -> tuple[list[str], dict[str, list[str]], dict[str, Any]] | None:
+        """With ``warm_start`` on a fitted member whose layers this fit would build again, its
+        labels, vocabularies and weights (to grow by this fit's new entries); else None."""
+        from parsing.biaffine.warm import grown_vocabularies, same_layers
+        from parsing.lstm_transition.network import TransitionConfig
+
+        if not (self.warm_start and hasattr(self, "weights_") and hasattr(self, "labels_")):
+            return None
+        grown = grown_vocabularies(self.vocabularies_, vocabularies)
+        if grown is None:
+            return None
+        wanted = self._config(grown, 2 * len(set(self.labels_) | set(labels)) + 1).as_dict()
+        saved = {**TransitionConfig(**self.config_).as_dict(), "actions": wanted["actions"]}  # type: ignore[arg-type]
+        if not same_layers(saved, wanted):
+            return None
+        return list(self.labels_), dict(self.vocabularies_), dict(self.weights_)
+
     def _train(self, network: TransitionNetwork, trees: Sequence[Sentence],
                examples: Sequence[tuple[IntArray, NDArray[np.bool_], IntArray]], held: Sequence[Sentence],
-               rng: np.random.Generator, log: Any) -> dict[str, Any]:
-        """Epochs of mini-batches until the budget, the epochs or the patience run out, then the
-        annealing phase (``anneal``) if there is one; the best dev epoch's weights of either phase
-        are left in ``network``."""
+               rng: np.random.Generator, log: Any, phases: list[tuple[float, int]],
+               keep_start: bool = False) -> dict[str, Any]:
+        """Epochs of mini-batches until the budget, the epochs or the patience run out, per phase
+        (learning rate, most epochs: the first, then annealing if ``anneal``); the best dev epoch's
+        weights of any phase are left in ``network`` (with ``keep_start``, the starting weights
+        compete as epoch 0: a warm fit)."""
         from parsing.biaffine.runtime import adam
-        from parsing.biaffine.training import training_phases
 
         started = time.perf_counter()
+        best_state = {key: value.detach().clone() for key, value in network.state_dict().items()}
+        start = 100 * evaluate(held, self.predict_greedy(held)).las.f1 if keep_start else -1.0
         scores: list[float] = []
-        best_state: dict[str, Any] = {}
         best_epoch, stopped, annealed_after, epoch = 0, "epochs", 0, 0
-        phases = training_phases(self.learning_rate, self.max_epochs, self.anneal)
         for phase, (rate, epochs) in enumerate(phases):
             if phase:
                 if stopped == "time":
@@ -213,7 +260,7 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
                 scores.append(100 * evaluate(held, self.predict_greedy(held)).las.f1)
                 if log is not None:
                     log(f"epoch {epoch}: dev LAS {scores[-1]:.2f} ({time.perf_counter() - started:.0f}s)")
-                if scores[-1] > max(scores[:-1], default=-1.0):
+                if scores[-1] > max(scores[:-1], default=start):
                     best_epoch = epoch
                     best_state = {key: value.detach().clone() for key, value in network.state_dict().items()}
                 elif epoch - max(best_epoch, first) >= self.patience:
@@ -268,8 +315,6 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
         order = rng.permutation(len(trees))
         size = self.batch_size
         return [order[start:start + size].tolist() for start in range(0, len(order), size)]
-
-    # ----------------------------------------------------------------- parsing
 
     def _network(self) -> tuple[TransitionNetwork, dict[str, Vocabulary]]:
         """The network and vocabularies, rebuilt from the saved arrays on first use after loading."""

@@ -20,7 +20,7 @@ def test_warm_round_continues_from_the_previous_rounds_weights(
         app: Flask, runner: FlaskCliRunner, session: Session, user: User, fast: Path) -> None:
     treebank = import_without_dev(session, user, train=40, pool=12)
     session.commit()
-    members = ["graph1", "eager", "neural"]
+    members = ["graph1", "eager", "neural", "biaffine", "lstm-hybrid"]
     for extra in ([], ["--warm"]):
         result = runner.invoke(args=["treebank", "preannotate", treebank.name, "--parsers", ",".join(members),
                                      "--user", "ana", *extra])
@@ -28,14 +28,14 @@ def test_warm_round_continues_from_the_previous_rounds_weights(
     session.expire_all()
     first, second = session.scalars(select(TrainingRound).order_by(TrainingRound.number)).all()
     assert first.warm is None
-    assert second.warm == {"from_round": 1, "members": members}  # all three can continue
+    assert second.warm == {"from_round": 1, "members": members}  # all five can continue
     manifest = read_manifest(second.model_dir)
     assert manifest["warm_from"] == first.model_dir and manifest["warm_members"] == members
     assert second.scores and second.scores["ensemble"]["las"] > 0
     table = rounds_csv(round_rows(session, treebank)).splitlines()
     header = table[0].split(",")
     cells = dict(zip(header, table[2].split(","), strict=False))
-    assert cells["warm_from_round"] == "1" and cells["warm_members"] == "graph1 eager neural"
+    assert cells["warm_from_round"] == "1" and cells["warm_members"] == " ".join(members)
 
 
 def test_warm_round_without_an_earlier_round_trains_cold(
