@@ -72,9 +72,8 @@ class BiaffineParser(BaseParser):
     Args:
         tag_inputs: read the input's UPOS, XPOS and FEATS (gold tags); False: forms only.
         upos_inputs: with ``tag_inputs`` False, read the input's UPOS (with predicted tags the
-            tagger's: :attr:`~parsing.types.Sentence.tagger_upos` where a training sentence
-            carries it beside its gold UPOS, which stay the targets), as Stanza's parser reads
-            its tagger's tags. The member still predicts its own UPOS, XPOS, FEATS and lemmas.
+            tagger's, :attr:`~parsing.types.Sentence.tagger_upos`; the gold UPOS stay the targets),
+            as Stanza's parser reads its tagger's tags; it still predicts all four columns.
         word_dim, char_dim, char_hidden, hidden, layers, arc_dim, label_dim, dropout,
             word_dropout: layer sizes and regularisation (:class:`~parsing.biaffine.network.NetworkConfig`).
         char_encoder: ``"lstm"`` (default: a character BiLSTM) or ``"cnn"`` (convolutions of
@@ -117,8 +116,9 @@ class BiaffineParser(BaseParser):
         warm_start: fitting a fitted member continues its network (a warm round): known words,
             tags and labels keep their weights, new ones are added (:mod:`parsing.biaffine.warm`),
             and at most ``warm_epochs`` epochs on the new trees follow at ``warm_rate`` times
-            ``learning_rate``, the starting weights kept unless one does better on dev. Not
-            with ``vectors`` or ``encoder``, nor after a change of layers: those start afresh.
+            ``learning_rate`` (0.3: best on dev, ``bench/warm_rate.py``), the starting weights kept
+            unless one does better on dev. Not with ``vectors`` or ``encoder``, nor after a change
+            of layers: those start afresh.
 
     Raises:
         ImportError: PyTorch is not installed, or ``encoder`` is given and ``transformers`` is

@@ -72,17 +72,17 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
         explore: after the first epoch, train with exploration (:mod:`parsing.lstm_transition.explore`):
             the network parses its training sentences and learns the least-cost moves of the
             configurations it reaches, following its own wrong move with this probability
-            (K&G: 0.9); 0 (the default) trains on the static oracle's configurations only.
-            Measured on dev with gold tags (default settings, one seed): Tamil 69.68 -> 70.86
-            LAS at 0.9, Telugu 84.14 -> 82.63 (0.9) and 82.18 (0.5): no reliable gain.
+            (K&G: 0.9); 0 (the default) trains on the static oracle's configurations only (dev,
+            gold tags, one seed: Tamil 69.68 -> 70.86 at 0.9, Telugu 84.14 -> 82.63: no reliable gain).
         anneal: at most this many more epochs at a tenth of the learning rate once the first
             phase stops by patience or its epochs, from its best weights with a fresh optimizer
             (as the ``biaffine`` member's ``anneal``); 0 (the default): none. Dev LAS (gold tags,
             greedy, 10 epochs, seeds 0 and 1): Tamil +0.95 and +0.55, Telugu 0 and 0.
         warm_start: fitting a fitted member continues its network (a warm round), as the
             ``biaffine`` member's (:mod:`parsing.biaffine.warm`): new words, tags and labels
-            appended, at most ``warm_epochs`` epochs at ``warm_rate`` times ``learning_rate``, the
-            starting weights kept unless one does better on dev; other layers start afresh.
+            appended, at most ``warm_epochs`` epochs at ``warm_rate`` times ``learning_rate`` (1:
+            best on dev, ``bench/warm_rate.py``), the starting weights kept unless one does better
+            on dev; other layers start afresh.
         random_state: seed of initialisation, shuffling and dropout; threads: torch threads.
 
     Attributes:
@@ -99,7 +99,7 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
     batch_words: int = 0
     warm_start: bool = False
     warm_epochs: int = 5
-    warm_rate: float = 0.3
+    warm_rate: float = 1.0
     """Settings added after the first models were saved: their defaults when a file lacks them."""
 
     def __init__(self, *, word_dim: int = 100, char_dim: int = 50, char_hidden: int = 50,
@@ -108,7 +108,7 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
                  max_epochs: int = 40, max_seconds: float = 900.0, patience: int = 5, batch_size: int = 16,
                  learning_rate: float = 1e-3, explore: float = 0.0, anneal: int = 0, random_state: int = 0,
                  threads: int | None = 1, verbose: bool = False, batch_words: int = 0,
-                 warm_start: bool = False, warm_epochs: int = 5, warm_rate: float = 0.3) -> None:
+                 warm_start: bool = False, warm_epochs: int = 5, warm_rate: float = 1.0) -> None:
         require_torch(self.name)
         self.word_dim = word_dim
         self.char_dim = char_dim
