@@ -148,7 +148,7 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
         from parsing.biaffine.batching import build_vocabularies
         from parsing.biaffine.runtime import seeded, threads_set
         from parsing.biaffine.training import training_phases
-        from parsing.biaffine.warm import grown_vocabularies, grown_with_actions
+        from parsing.biaffine.warm import grown_with_actions
         from parsing.lstm_transition.network import TransitionNetwork
 
         if not 0.0 <= self.explore <= 1.0:
@@ -173,8 +173,7 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
         vocabularies = {name: v for name, v in build_vocabularies(trees).items() if name in _BATCH_NAMES}
         warm = self._continued(labels, vocabularies)
         if warm is not None:  # the fitted network's labels and vocabularies, new entries appended
-            labels = warm[0] + [label for label in labels if label not in warm[0]]
-            vocabularies = grown_vocabularies(warm[1], vocabularies) or vocabularies
+            labels, vocabularies = warm[0] + [label for label in labels if label not in warm[0]], warm[1]
         self.labels_ = labels
         self.space_ = _action_space(lifted, self.labels_)
         config = self._config(vocabularies, self.space_.n_actions)
@@ -214,9 +213,9 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
                                 **{name: getattr(self, name) for name in layers})
 
     def _continued(self, labels: list[str], vocabularies: dict[str, Vocabulary]
-                   ) -> tuple[list[str], dict[str, list[str]], dict[str, Any]] | None:
+                   ) -> tuple[list[str], dict[str, Vocabulary], dict[str, Any]] | None:
         """With ``warm_start`` on a fitted member whose layers this fit would build again, its
-        labels, vocabularies and weights (to grow by this fit's new entries); else None."""
+        labels, its vocabularies grown by ``vocabularies``' new entries, and its weights; else None."""
         from parsing.biaffine.warm import grown_vocabularies, same_layers
         from parsing.lstm_transition.network import TransitionConfig
 
@@ -229,7 +228,7 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
         saved = {**TransitionConfig(**self.config_).as_dict(), "actions": wanted["actions"]}  # type: ignore[arg-type]
         if not same_layers(saved, wanted):
             return None
-        return list(self.labels_), dict(self.vocabularies_), dict(self.weights_)
+        return list(self.labels_), grown, dict(self.weights_)
 
     def _train(self, network: TransitionNetwork, trees: Sequence[Sentence],
                examples: Sequence[tuple[IntArray, NDArray[np.bool_], IntArray]], held: Sequence[Sentence],
