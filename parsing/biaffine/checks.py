@@ -21,7 +21,7 @@ def check_settings(params: Mapping[str, Any], reveal_orders: tuple[str, ...]) ->
     """
     p = {"reveal": 0.0, "reveal_errors": 0.0, "reveal_order": reveal_orders[0], "anneal": 0,
          "morphology_weight": 1.0, "warm_epochs": 1, "warm_rate": 1.0, "batch_words": 0, "reveal_dim": 1,
-         "feats": "whole", **params}
+         "feats": "whole", "average": 0.0, **params}
     for name in ("reveal", "reveal_errors"):
         if not 0.0 <= p[name] <= 1.0:
             raise ValueError(f"{name} is a rate of revealed arcs in [0, 1], got {p[name]}")
@@ -40,5 +40,8 @@ def check_settings(params: Mapping[str, Any], reveal_orders: tuple[str, ...]) ->
                          f"got {p['batch_words']}")
     if (p["reveal"] > 0 or p["reveal_errors"] > 0) and p["reveal_dim"] < 1:
         raise ValueError(f"reveal_dim must be at least 1 when arcs are revealed, got {p['reveal_dim']}")
+    if not p["average"] >= 0.0:
+        raise ValueError(f"average is a number of epochs the weights are averaged over (0: none), "
+                         f"got {p['average']}")
     if p["feats"] not in ("whole", "categories"):
         raise ValueError(f"feats is 'whole' or 'categories', got {p['feats']!r}")

@@ -119,6 +119,8 @@ class BiaffineParser(BaseParser):
             ``learning_rate`` (0.3: best on dev, ``bench/warm_rate.py``), the starting weights kept
             unless one does better on dev. Not with ``vectors`` or ``encoder``, nor after a change
             of layers: those start afresh.
+        average: with > 0, dev is scored and the best epoch kept with a running average of the
+            weights over about this many epochs (:mod:`parsing.biaffine.averaging`); 0: none.
 
     Raises:
         ImportError: PyTorch is not installed, or ``encoder`` is given and ``transformers`` is
@@ -146,6 +148,7 @@ class BiaffineParser(BaseParser):
     warm_start: bool = False
     warm_epochs: int = 5
     warm_rate: float = 0.3
+    average: float = 0.0
     device: str = "auto"
     char_encoder: str = "lstm"
     feats: str = "whole"
@@ -162,7 +165,7 @@ class BiaffineParser(BaseParser):
                  reveal_loss: bool = True, reveal_errors: float = 0.0, reveal_cross: bool = False,
                  reveal_order: str = "random", anneal: int = 0, morphology_weight: float = 1.0,
                  batch_words: int = 0, warm_start: bool = False, warm_epochs: int = 5,
-                 warm_rate: float = 0.3) -> None:
+                 warm_rate: float = 0.3, average: float = 0.0) -> None:
         require_torch()
         if encoder is not None and importlib.util.find_spec("transformers") is None:
             raise ImportError(TRANSFORMERS_HINT)
@@ -203,6 +206,7 @@ class BiaffineParser(BaseParser):
         self.warm_start = warm_start
         self.warm_epochs = warm_epochs
         self.warm_rate = warm_rate
+        self.average = average
 
     @property
     def reads_constraints(self) -> bool:
@@ -217,7 +221,7 @@ class BiaffineParser(BaseParser):
         from parsing.biaffine.batching import build_vocabularies, vocabulary_sizes
         from parsing.biaffine.checks import check_settings
         from parsing.biaffine.network import JointNetwork, NetworkConfig
-        from parsing.biaffine.training import REVEAL_ORDERS, TrainSettings, train_network
+        from parsing.biaffine.training import REVEAL_ORDERS, member_settings, train_network
         from parsing.biaffine.warm import grown_state
 
         check_settings(self.get_params(), REVEAL_ORDERS)
@@ -260,16 +264,7 @@ class BiaffineParser(BaseParser):
 
                 with torch.no_grad():
                     network.pretrained.weight.copy_(torch.from_numpy(table))
-            settings = TrainSettings(max_epochs=self.warm_epochs if warm else self.max_epochs,
-                                     max_seconds=self.max_seconds,
-                                     patience=self.patience, batch_size=self.batch_size,
-                                     learning_rate=self.learning_rate * (self.warm_rate if warm else 1.0),
-                                     seed=self.random_state,
-                                     reveal=self.reveal, reveal_errors=self.reveal_errors,
-                                     reveal_loss=self.reveal_loss, reveal_order=self.reveal_order,
-                                     anneal=0 if warm else self.anneal,
-                                     morphology_weight=self.morphology_weight,
-                                     batch_words=self.batch_words)
+            settings = member_settings(self.get_params(), warm)
             history = train_network(network, train, held, vocabularies, settings, log, contextual, device,
                                     keep_start=warm)
         if contextual is not None:

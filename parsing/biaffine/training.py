@@ -10,11 +10,14 @@ from __future__ import annotations
 import copy
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import torch
 
+from parsing.biaffine.averaging import WeightAverage, averaging_decay
 from parsing.biaffine.batching import IGNORE, Batch, Contextual, encode
 from parsing.biaffine.network import JointNetwork
 from parsing.biaffine.runtime import adam
@@ -57,6 +60,24 @@ class TrainSettings:
     ``max_epochs`` (UDPipe 2 ends with epochs at a tenth of its rate); 0: none. The phase has the
     same patience, ``max_seconds`` bounds both phases together (a first phase out of time is not
     annealed), and the best dev epoch of either phase is kept."""
+    average: float = 0.0
+    """With > 0, dev is scored, and the best epoch kept, with a running average of the weights
+    over about this many epochs of updates (:mod:`parsing.biaffine.averaging`); 0: the weights
+    as the last update left them."""
+
+
+def member_settings(params: Mapping[str, Any], warm: bool) -> TrainSettings:
+    """The training settings of a ``biaffine`` member (``params``: its ``get_params()``). A warm
+    fit (``warm``: continuing a fitted network) trains at most ``warm_epochs`` epochs at
+    ``warm_rate`` times the learning rate and is not annealed."""
+    return TrainSettings(max_epochs=params["warm_epochs"] if warm else params["max_epochs"],
+                         max_seconds=params["max_seconds"], patience=params["patience"],
+                         batch_size=params["batch_size"], batch_words=params["batch_words"],
+                         learning_rate=params["learning_rate"] * (params["warm_rate"] if warm else 1.0),
+                         seed=params["random_state"], reveal=params["reveal"],
+                         reveal_errors=params["reveal_errors"], reveal_loss=params["reveal_loss"],
+                         reveal_order=params["reveal_order"], anneal=0 if warm else params["anneal"],
+                         morphology_weight=params["morphology_weight"], average=params["average"])
 
 
 ANNEAL_FACTOR = 0.1
@@ -243,6 +264,7 @@ def train_network(network: JointNetwork, train: Sequence[Sentence], dev: Sequenc
     ``contextual``: the pretrained encoder whose vectors the network reads, if any. Frozen
     weights (pretrained word vectors) are not optimised. With ``settings.reveal`` each batch
     reads randomly revealed gold arcs (:func:`reveal_arcs`); dev LAS is measured with none.
+    With ``settings.average`` dev is scored with the averaged weights, and those are kept.
     """
     say = log or (lambda message: None)
     if device is not None:
@@ -254,6 +276,7 @@ def train_network(network: JointNetwork, train: Sequence[Sentence], dev: Sequenc
     history = History()
     best_state = copy.deepcopy(network.state_dict())
     best = greedy_las(network, dev, vocabularies, contextual=contextual) if keep_start else -1.0
+    average = _average(trained, train, settings)
     started = time.perf_counter()
     epoch = 0
     for phase, (rate, epochs) in enumerate(training_phases(settings.learning_rate, settings.max_epochs,
@@ -262,20 +285,23 @@ def train_network(network: JointNetwork, train: Sequence[Sentence], dev: Sequenc
             if history.stopped == "max_seconds":
                 break
             network.load_state_dict(best_state)
+            if average is not None:
+                average.restart()
             history.annealed_after = epoch
             say(f"annealing from epoch {history.best_epoch}'s weights at learning rate {rate:g}")
         optimizer = adam(trained, rate)
         first = epoch
         for epoch in range(first + 1, first + epochs + 1):
             total, out_of_time = _epoch(network, optimizer, train, vocabularies, settings, (rng, reveal_rng),
-                                        contextual, started + settings.max_seconds)
-            las = greedy_las(network, dev, vocabularies, contextual=contextual)
+                                        contextual, started + settings.max_seconds, average)
+            with average.applied() if average is not None else nullcontext():
+                las = greedy_las(network, dev, vocabularies, contextual=contextual)
+                if las > best:
+                    best, history.best_epoch = las, epoch
+                    best_state = copy.deepcopy(network.state_dict())
             history.dev_las.append(las)
             say(f"epoch {epoch}: loss {total:.1f}, dev LAS (greedy) {100 * las:.2f}, "
                 f"{time.perf_counter() - started:.0f}s")
-            if las > best:
-                best, history.best_epoch = las, epoch
-                best_state = copy.deepcopy(network.state_dict())
             if out_of_time:
                 history.stopped = "max_seconds"
                 break
@@ -290,13 +316,24 @@ def train_network(network: JointNetwork, train: Sequence[Sentence], dev: Sequenc
     return history
 
 
+def _average(trained: list[torch.nn.Parameter], train: Sequence[Sentence],
+             settings: TrainSettings) -> WeightAverage | None:
+    """The running average of ``trained`` that ``settings.average`` asks for (its decay from the
+    number of batches in an epoch over ``train``), or None."""
+    if settings.average <= 0:
+        return None
+    steps = len(batch_indices([len(sentence) for sentence in train], settings.batch_size, None,
+                              settings.batch_words))
+    return WeightAverage(trained, averaging_decay(settings.average, steps))
+
+
 def _epoch(network: JointNetwork, optimizer: torch.optim.Optimizer, train: Sequence[Sentence],
            vocabularies: Mapping[str, Vocabulary], settings: TrainSettings,
            streams: tuple[np.random.Generator, np.random.Generator], contextual: Contextual | None,
-           deadline: float) -> tuple[float, bool]:
+           deadline: float, average: WeightAverage | None = None) -> tuple[float, bool]:
     """One pass of updates over ``train`` in shuffled batches (``streams``: the batch order's and
     the revealed arcs'); returns the summed loss and whether ``deadline`` (a ``perf_counter``
-    time) passed, which ends the pass early."""
+    time) passed, which ends the pass early. ``average``: updated after every step."""
     rng, reveal_rng = streams
     device = network.device
     network.train()
@@ -315,6 +352,8 @@ def _epoch(network: JointNetwork, optimizer: torch.optim.Optimizer, train: Seque
         loss.backward()  # type: ignore[no-untyped-call]
         nn_utils_clip(network, settings.clip)
         optimizer.step()
+        if average is not None:
+            average.update()
         total += float(loss.detach())
         if time.perf_counter() > deadline:
             return total, True
