@@ -28,6 +28,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Sequence
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 import numpy as np
@@ -35,12 +36,12 @@ from numpy.typing import NDArray
 
 from parsing.base import BaseParser
 from parsing.biaffine import held_out_split, require_torch
+from parsing.lstm_transition.oracle import action_space, oracle_examples
 from parsing.neural import system
 from parsing.neural.decoding import BeamDecoding
-from parsing.neural.search import ActionSpace, Scorer, step_inputs
+from parsing.neural.search import Scorer
 from parsing.scorer.metrics import evaluate
-from parsing.transition.state import State
-from parsing.types import Heads, Sentence
+from parsing.types import Sentence
 
 if TYPE_CHECKING:
     from parsing.biaffine.vocab import Vocabulary
@@ -83,6 +84,8 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
             appended, at most ``warm_epochs`` epochs at ``warm_rate`` times ``learning_rate`` (1:
             best on dev, ``bench/warm_rate.py``), the starting weights kept unless one does better
             on dev; other layers start afresh.
+        average: with > 0, dev is scored and the best epoch kept with a running average of the
+            weights over about this many epochs, as the ``biaffine`` member's; 0: none.
         random_state: seed of initialisation, shuffling and dropout; threads: torch threads.
 
     Attributes:
@@ -100,6 +103,7 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
     warm_start: bool = False
     warm_epochs: int = 5
     warm_rate: float = 1.0
+    average: float = 0.0
     """Settings added after the first models were saved: their defaults when a file lacks them."""
 
     def __init__(self, *, word_dim: int = 100, char_dim: int = 50, char_hidden: int = 50,
@@ -108,7 +112,8 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
                  max_epochs: int = 40, max_seconds: float = 900.0, patience: int = 5, batch_size: int = 16,
                  learning_rate: float = 1e-3, explore: float = 0.0, anneal: int = 0, random_state: int = 0,
                  threads: int | None = 1, verbose: bool = False, batch_words: int = 0,
-                 warm_start: bool = False, warm_epochs: int = 5, warm_rate: float = 1.0) -> None:
+                 warm_start: bool = False, warm_epochs: int = 5, warm_rate: float = 1.0,
+                 average: float = 0.0) -> None:
         require_torch(self.name)
         self.word_dim = word_dim
         self.char_dim = char_dim
@@ -132,6 +137,7 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
         self.warm_start = warm_start
         self.warm_epochs = warm_epochs
         self.warm_rate = warm_rate
+        self.average = average
         self.random_state = random_state
         self.threads = threads
         self.verbose = verbose
@@ -155,6 +161,9 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
             raise ValueError(f"explore is a probability in [0, 1], got {self.explore}")
         if self.anneal < 0:
             raise ValueError(f"anneal is a number of epochs (0: none), got {self.anneal}")
+        if not self.average >= 0:
+            raise ValueError(f"average is a number of epochs the weights are averaged over (0: none), "
+                             f"got {self.average}")
         if self.batch_words < 0:
             raise ValueError(f"batch_words is a number of words per update (0: by batch_size), "
                              f"got {self.batch_words}")
@@ -175,7 +184,7 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
         if warm is not None:  # the fitted network's labels and vocabularies, new entries appended
             labels, vocabularies = warm[0] + [label for label in labels if label not in warm[0]], warm[1]
         self.labels_ = labels
-        self.space_ = _action_space(lifted, self.labels_)
+        self.space_ = action_space(lifted, self.labels_)
         config = self._config(vocabularies, self.space_.n_actions)
         label_ids = {label: number for number, label in enumerate(self.labels_, start=1)}
         examples = [oracle_examples(heads, labels, self.space_, label_ids) for _, heads, labels in lifted]
@@ -238,8 +247,12 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
         (learning rate, most epochs: the first, then annealing if ``anneal``); the best dev epoch's
         weights of any phase are left in ``network`` (with ``keep_start``, the starting weights
         compete as epoch 0: a warm fit)."""
+        from parsing.biaffine.averaging import WeightAverage, averaging_decay
         from parsing.biaffine.runtime import adam
 
+        steps = len(self._updates(trees, None))
+        average = (WeightAverage(network.parameters(), averaging_decay(self.average, steps))
+                   if self.average > 0 else None)
         started = time.perf_counter()
         best_state = {key: value.detach().clone() for key, value in network.state_dict().items()}
         start = 100 * evaluate(held, self.predict_greedy(held)).las.f1 if keep_start else -1.0
@@ -251,18 +264,23 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
                     break
                 network.load_state_dict(best_state)
                 annealed_after, stopped = epoch, "epochs"
+                if average is not None:
+                    average.restart()
             optimizer = adam(network.parameters(), rate)
             first = epoch
             for epoch in range(first + 1, first + epochs + 1):
-                self._epoch(network, optimizer, trees, examples, rng, explore=self.explore > 0 and epoch > 1)
+                self._epoch(network, optimizer, trees, examples, rng, explore=self.explore > 0 and epoch > 1,
+                            average=average)
                 network.eval()
-                scores.append(100 * evaluate(held, self.predict_greedy(held)).las.f1)
+                with average.applied() if average is not None else nullcontext():
+                    scores.append(100 * evaluate(held, self.predict_greedy(held)).las.f1)
+                    if scores[-1] > max(scores[:-1], default=start):
+                        best_epoch = epoch
+                        best_state = {key: value.detach().clone()
+                                      for key, value in network.state_dict().items()}
                 if log is not None:
                     log(f"epoch {epoch}: dev LAS {scores[-1]:.2f} ({time.perf_counter() - started:.0f}s)")
-                if scores[-1] > max(scores[:-1], default=start):
-                    best_epoch = epoch
-                    best_state = {key: value.detach().clone() for key, value in network.state_dict().items()}
-                elif epoch - max(best_epoch, first) >= self.patience:
+                if best_epoch != epoch and epoch - max(best_epoch, first) >= self.patience:
                     stopped = "patience"
                     break
                 if time.perf_counter() - started > self.max_seconds:
@@ -274,9 +292,10 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
 
     def _epoch(self, network: TransitionNetwork, optimizer: Any, trees: Sequence[Sentence],
                examples: Sequence[tuple[IntArray, NDArray[np.bool_], IntArray]], rng: np.random.Generator,
-               *, explore: bool) -> None:
+               *, explore: bool, average: Any = None) -> None:
         """One pass of updates over ``trees`` in shuffled mini-batches: on the static oracle's
-        configurations (``examples``), or with ``explore`` on those the network reaches."""
+        configurations (``examples``), or with ``explore`` on those the network reaches;
+        ``average`` (a :class:`~parsing.biaffine.averaging.WeightAverage`) follows every update."""
         import torch
 
         from parsing.biaffine.batching import encode
@@ -303,15 +322,17 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
             loss.backward()  # type: ignore[no-untyped-call]
             torch.nn.utils.clip_grad_norm_(network.parameters(), 5.0)
             optimizer.step()
+            if average is not None:
+                average.update()
 
-    def _updates(self, trees: Sequence[Sentence], rng: np.random.Generator) -> list[list[int]]:
+    def _updates(self, trees: Sequence[Sentence], rng: np.random.Generator | None) -> list[list[int]]:
         """Each update's sentences (positions in ``trees``): ``batch_size`` at a time in random
-        order, or with ``batch_words`` of similar length up to that many words."""
+        order (None: in order), or with ``batch_words`` of similar length up to that many words."""
         if self.batch_words > 0:
             from parsing.biaffine.training import batch_indices
 
             return batch_indices([len(tree) for tree in trees], self.batch_size, rng, self.batch_words)
-        order = rng.permutation(len(trees))
+        order = rng.permutation(len(trees)) if rng is not None else np.arange(len(trees))
         size = self.batch_size
         return [order[start:start + size].tolist() for start in range(0, len(order), size)]
 
@@ -360,40 +381,3 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
 
     def _encode(self, sentences: Sequence[Sentence]) -> tuple[IntArray, IntArray]:
         raise NotImplementedError("the lstm-hybrid member scores from its network (_scorer)")
-
-
-def _action_space(lifted: Sequence[tuple[Sentence, Heads, list[str]]], labels: Sequence[str]) -> ActionSpace:
-    """The labelled actions, with the labels seen on ROOT's dependent and on other arcs."""
-    ids = {label: number for number, label in enumerate(labels, start=1)}
-    root = np.zeros(len(labels) + 1, dtype=bool)
-    other = np.zeros_like(root)
-    for _, heads, names in lifted:
-        numbers = [ids[name] for name in names[1:]]
-        np.logical_or.at(root, numbers, heads[1:] == 0)
-        np.logical_or.at(other, numbers, heads[1:] != 0)
-    return ActionSpace(root, other)
-
-
-def oracle_examples(heads: Heads, labels: Sequence[str], space: ActionSpace, label_ids: dict[str, int]
-                    ) -> tuple[IntArray, NDArray[np.bool_], IntArray]:
-    """The static oracle's configurations of one projective, single-rooted tree: the slots'
-    positions plus one (0: empty) ``(2n, SLOTS)``, the valid actions ``(2n, A)`` and the gold
-    action ``(2n,)``.
-
-    Raises:
-        ValueError: the tree is not projective or not single-rooted (lift it first).
-    """
-    from parsing.lstm_transition.network import SLOTS
-
-    states: list[State] = []
-    actions: list[int] = []
-    state = system.start(len(heads) - 1)
-    while not system.is_final(state):
-        move = system.oracle_move(state, heads)
-        label = label_ids[labels[system.dependent(state, move)]] if move != system.SHIFT else -1
-        states.append(state)
-        actions.append(space.encode(move, label))
-        state = system.advance(state, move, label)
-    rows, _, valid = step_inputs(states, space, np.ones(len(states), dtype=np.int64))
-    gold = np.array(actions, dtype=np.int64)
-    return rows[:, :SLOTS].astype(np.int64), valid, gold

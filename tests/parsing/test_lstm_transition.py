@@ -10,8 +10,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from parsing.lstm_transition.member import LSTMTransitionParser, oracle_examples  # noqa: E402
+from parsing.lstm_transition.member import LSTMTransitionParser  # noqa: E402
 from parsing.lstm_transition.network import SLOTS  # noqa: E402
+from parsing.lstm_transition.oracle import oracle_examples  # noqa: E402
 from parsing.members import EXTRA_MEMBERS, MEMBERS, build_member  # noqa: E402
 from parsing.neural import system  # noqa: E402
 from parsing.neural.search import ActionSpace  # noqa: E402

@@ -67,7 +67,8 @@ def test_applied_swaps_the_average_in_and_the_trained_weights_back() -> None:
 
 
 def _fit(data: dict[str, list[Sentence]], **params: object) -> BiaffineParser:
-    return BiaffineParser(**TINY, max_epochs=5, patience=5, random_state=3, **params).fit(data["train"], data["dev"])
+    parser = BiaffineParser(**TINY, max_epochs=5, patience=5, random_state=3, **params)
+    return parser.fit(data["train"], data["dev"])
 
 
 def _weights(parser: BiaffineParser) -> dict[str, np.ndarray]:
@@ -95,3 +96,21 @@ def test_average_zero_is_a_plain_fit(data: dict[str, list[Sentence]]) -> None:
 def test_a_negative_average_is_refused_by_name(data: dict[str, list[Sentence]]) -> None:
     with pytest.raises(ValueError, match="average is a number of epochs"):
         _fit(data, average=-1.0)
+
+
+def test_lstm_hybrid_keeps_the_averaged_weights_it_scored_on_dev(data: dict[str, list[Sentence]]) -> None:
+    from parsing.lstm_transition.member import LSTMTransitionParser
+    from parsing.scorer.metrics import evaluate
+    from tests.parsing.test_lstm_transition import TINY as TINY_LSTM
+
+    def fit(**params: object) -> LSTMTransitionParser:
+        parser = LSTMTransitionParser(**TINY_LSTM, max_epochs=4, patience=4, random_state=2, **params)
+        return parser.fit(data["train"], data["dev"])
+
+    plain, averaged = fit(), fit(average=1.0)
+    history = averaged.history_
+    kept = 100 * evaluate(data["dev"], averaged.predict_greedy(data["dev"])).las.f1
+    assert kept == pytest.approx(history["dev_las"][history["best_epoch"] - 1])
+    assert any(not np.array_equal(array, averaged.weights_[name]) for name, array in plain.weights_.items())
+    with pytest.raises(ValueError, match="average is a number of epochs"):
+        fit(average=-0.5)
