@@ -119,8 +119,9 @@ class BiaffineParser(BaseParser):
             ``learning_rate`` (0.3: best on dev, ``bench/warm_rate.py``), the starting weights kept
             unless one does better on dev. Not with ``vectors`` or ``encoder``, nor after a change
             of layers: those start afresh.
-        average: with > 0, dev is scored and the best epoch kept with a running average of the
-            weights over about this many epochs (:mod:`parsing.biaffine.averaging`); 0: none.
+        average: with > 0 (default 4), dev is scored and the best epoch kept with a running
+            average of the weights over about this many epochs (:mod:`parsing.biaffine.averaging`;
+            dev LAS gained on all five treebanks measured); 0: the last update's weights.
 
     Raises:
         ImportError: PyTorch is not installed, or ``encoder`` is given and ``transformers`` is
@@ -148,7 +149,7 @@ class BiaffineParser(BaseParser):
     warm_start: bool = False
     warm_epochs: int = 5
     warm_rate: float = 0.3
-    average: float = 0.0
+    average: float = 0.0  # models saved before it trained without averaging
     device: str = "auto"
     char_encoder: str = "lstm"
     feats: str = "whole"
@@ -165,7 +166,7 @@ class BiaffineParser(BaseParser):
                  reveal_loss: bool = True, reveal_errors: float = 0.0, reveal_cross: bool = False,
                  reveal_order: str = "random", anneal: int = 0, morphology_weight: float = 1.0,
                  batch_words: int = 0, warm_start: bool = False, warm_epochs: int = 5,
-                 warm_rate: float = 0.3, average: float = 0.0) -> None:
+                 warm_rate: float = 0.3, average: float = 4.0) -> None:
         require_torch()
         if encoder is not None and importlib.util.find_spec("transformers") is None:
             raise ImportError(TRANSFORMERS_HINT)
