@@ -44,6 +44,7 @@ from parsing.scorer.metrics import evaluate
 from parsing.types import Sentence
 
 if TYPE_CHECKING:
+    from parsing.biaffine.averaging import WeightAverage
     from parsing.biaffine.vocab import Vocabulary
     from parsing.lstm_transition.network import TransitionConfig, TransitionNetwork
 
@@ -292,10 +293,10 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
 
     def _epoch(self, network: TransitionNetwork, optimizer: Any, trees: Sequence[Sentence],
                examples: Sequence[tuple[IntArray, NDArray[np.bool_], IntArray]], rng: np.random.Generator,
-               *, explore: bool, average: Any = None) -> None:
+               *, explore: bool, average: WeightAverage | None = None) -> None:
         """One pass of updates over ``trees`` in shuffled mini-batches: on the static oracle's
         configurations (``examples``), or with ``explore`` on those the network reaches;
-        ``average`` (a :class:`~parsing.biaffine.averaging.WeightAverage`) follows every update."""
+        ``average``, if any, follows every update."""
         import torch
 
         from parsing.biaffine.batching import encode
