@@ -16,6 +16,23 @@ from contextlib import contextmanager
 import torch
 
 
+def check_average(epochs: float) -> None:
+    """Refuse an ``average`` setting no fit can use (both neural members call this).
+
+    Raises:
+        ValueError: ``epochs`` is negative (or not a number).
+
+    Examples:
+        >>> check_average(-1)
+        Traceback (most recent call last):
+        ...
+        ValueError: average is a number of epochs the weights are averaged over (0: none), got -1
+    """
+    if not epochs >= 0:
+        raise ValueError(f"average is a number of epochs the weights are averaged over (0: none), "
+                         f"got {epochs}")
+
+
 def averaging_decay(epochs: float, steps_per_epoch: int) -> float:
     """The per-update decay of an average spanning about ``epochs`` epochs of ``steps_per_epoch``
     updates each: ``1 - 1 / (epochs * steps_per_epoch)`` (0 when that is at most one update).

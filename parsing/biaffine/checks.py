@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from parsing.biaffine.averaging import check_average
+
 
 def check_settings(params: Mapping[str, Any], reveal_orders: tuple[str, ...]) -> None:
     """Refuse settings no fit can use (``params``: the member's ``get_params()``;
@@ -40,8 +42,6 @@ def check_settings(params: Mapping[str, Any], reveal_orders: tuple[str, ...]) ->
                          f"got {p['batch_words']}")
     if (p["reveal"] > 0 or p["reveal_errors"] > 0) and p["reveal_dim"] < 1:
         raise ValueError(f"reveal_dim must be at least 1 when arcs are revealed, got {p['reveal_dim']}")
-    if not p["average"] >= 0.0:
-        raise ValueError(f"average is a number of epochs the weights are averaged over (0: none), "
-                         f"got {p['average']}")
+    check_average(p["average"])
     if p["feats"] not in ("whole", "categories"):
         raise ValueError(f"feats is 'whole' or 'categories', got {p['feats']!r}")

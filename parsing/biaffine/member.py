@@ -121,7 +121,7 @@ class BiaffineParser(BaseParser):
             of layers: those start afresh.
         average: with > 0 (default 4), dev is scored and the best epoch kept with a running
             average of the weights over about this many epochs (:mod:`parsing.biaffine.averaging`;
-            dev LAS gained on all five treebanks measured); 0: the last update's weights.
+            dev LAS gained on all six treebanks measured); 0: the last update's weights.
 
     Raises:
         ImportError: PyTorch is not installed, or ``encoder`` is given and ``transformers`` is

@@ -152,6 +152,7 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
         """
         import torch
 
+        from parsing.biaffine.averaging import check_average
         from parsing.biaffine.batching import build_vocabularies
         from parsing.biaffine.runtime import seeded, threads_set
         from parsing.biaffine.training import training_phases
@@ -162,9 +163,7 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
             raise ValueError(f"explore is a probability in [0, 1], got {self.explore}")
         if self.anneal < 0:
             raise ValueError(f"anneal is a number of epochs (0: none), got {self.anneal}")
-        if not self.average >= 0:
-            raise ValueError(f"average is a number of epochs the weights are averaged over (0: none), "
-                             f"got {self.average}")
+        check_average(self.average)
         if self.batch_words < 0:
             raise ValueError(f"batch_words is a number of words per update (0: by batch_size), "
                              f"got {self.batch_words}")
@@ -251,8 +250,8 @@ class LSTMTransitionParser(BeamDecoding, BaseParser):
         from parsing.biaffine.averaging import WeightAverage, averaging_decay
         from parsing.biaffine.runtime import adam
 
-        steps = len(self._updates(trees, None))
-        average = (WeightAverage(network.parameters(), averaging_decay(self.average, steps))
+        average = (WeightAverage(network.parameters(),
+                                 averaging_decay(self.average, len(self._updates(trees, None))))
                    if self.average > 0 else None)
         started = time.perf_counter()
         best_state = {key: value.detach().clone() for key, value in network.state_dict().items()}
