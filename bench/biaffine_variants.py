@@ -99,7 +99,8 @@ def run(treebank: str, splits: Splits, seed: int, variant: str, params: dict[str
                           if isinstance(parser, BiaffineParser) else None)}
 
 
-COMPARED = ("morphology_weight", "batch_words", "average")
+COMPARED = ("morphology_weight", "batch_words", "average", "label_smoothing", "hidden", "dropout",
+            "char_hidden", "learning_rate")
 """Settings a row is compared over: its base is ``forms`` (:data:`BASES`) with its other
 settings, same seeds."""
 

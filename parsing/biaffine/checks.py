@@ -23,7 +23,7 @@ def check_settings(params: Mapping[str, Any], reveal_orders: tuple[str, ...]) ->
     """
     p = {"reveal": 0.0, "reveal_errors": 0.0, "reveal_order": reveal_orders[0], "anneal": 0,
          "morphology_weight": 1.0, "warm_epochs": 1, "warm_rate": 1.0, "batch_words": 0, "reveal_dim": 1,
-         "feats": "whole", "average": 0.0, **params}
+         "feats": "whole", "average": 0.0, "label_smoothing": 0.0, **params}
     for name in ("reveal", "reveal_errors"):
         if not 0.0 <= p[name] <= 1.0:
             raise ValueError(f"{name} is a rate of revealed arcs in [0, 1], got {p[name]}")
@@ -42,6 +42,9 @@ def check_settings(params: Mapping[str, Any], reveal_orders: tuple[str, ...]) ->
                          f"got {p['batch_words']}")
     if (p["reveal"] > 0 or p["reveal_errors"] > 0) and p["reveal_dim"] < 1:
         raise ValueError(f"reveal_dim must be at least 1 when arcs are revealed, got {p['reveal_dim']}")
+    if not 0.0 <= p["label_smoothing"] < 1.0:
+        raise ValueError(f"label_smoothing is a share of each target's mass in [0, 1), "
+                         f"got {p['label_smoothing']}")
     check_average(p["average"])
     if p["feats"] not in ("whole", "categories"):
         raise ValueError(f"feats is 'whole' or 'categories', got {p['feats']!r}")

@@ -22,6 +22,7 @@ Shapes: ``B`` sentences, ``T`` positions (ROOT first), ``H`` encoder state size 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from functools import partial
 
 import torch
 from torch import Tensor, nn
@@ -262,16 +263,18 @@ class JointNetwork(nn.Module):
         linear: Tensor = self.label_linear(torch.cat([dep, at_head], dim=-1))
         return bilinear + linear
 
-    def loss(self, batch: Batch, morphology_weight: float = 1.0) -> Tensor:
+    def loss(self, batch: Batch, morphology_weight: float = 1.0, label_smoothing: float = 0.0) -> Tensor:
         """Sum of the mean cross-entropies: tags, lemma scripts, heads (a softmax over each
         word's candidate heads), labels at the gold heads, and (with ``feat_values``) each
         FEATS category's value; the XPOS, FEATS and lemma terms are weighted by
-        ``morphology_weight`` (UPOS, heads and labels by 1)."""
+        ``morphology_weight`` (UPOS, heads and labels by 1). ``label_smoothing`` moves that share
+        of every class target's mass evenly onto all classes (tags, lemma scripts, labels,
+        FEATS values; as UDPipe 2 does); never on heads, whose impossible candidates score ``-inf``."""
         states, chars = self.encode(batch)
         targets = batch.targets
         weights = {name: 1.0 if name == "upos" else morphology_weight for name in TARGETS}
-        losses = [weights[name] * nn.functional.cross_entropy(logits.flatten(0, 1), targets[name].flatten(),
-                                                              ignore_index=IGNORE)
+        smoothed = partial(nn.functional.cross_entropy, ignore_index=IGNORE, label_smoothing=label_smoothing)
+        losses = [weights[name] * smoothed(logits.flatten(0, 1), targets[name].flatten())
                   for name, logits in self.tag_logits(states, chars).items()
                   if bool((targets[name] != IGNORE).any())]
         arcs = self.arc_scores(states, batch.lengths, batch.given_positions)
@@ -279,11 +282,9 @@ class JointNetwork(nn.Module):
         arcs = arcs.masked_fill(heads[..., None] == IGNORE, 0.0)  # rows without a target: no -inf-only rows
         losses.append(nn.functional.cross_entropy(arcs.flatten(0, 1), heads.flatten(), ignore_index=IGNORE))
         labels = self.label_scores(states, heads)
-        losses.append(nn.functional.cross_entropy(labels.flatten(0, 1), targets["deprels"].flatten(),
-                                                  ignore_index=IGNORE))
+        losses.append(smoothed(labels.flatten(0, 1), targets["deprels"].flatten()))
         words = (targets["featcats"] != IGNORE).any(-1).sum() if self.config.feat_values else 0
         if self.config.feat_values and bool(words > 0):  # summed over categories, a mean over words
-            losses.append(nn.functional.cross_entropy(self.feat_logits(states).flatten(0, 2),
-                                                      targets["featcats"].flatten(), ignore_index=IGNORE,
-                                                      reduction="sum") / words * morphology_weight)
+            losses.append(smoothed(self.feat_logits(states).flatten(0, 2), targets["featcats"].flatten(),
+                                   reduction="sum") / words * morphology_weight)
         return torch.stack(losses).sum()

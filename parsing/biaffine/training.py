@@ -60,6 +60,9 @@ class TrainSettings:
     ``max_epochs`` (UDPipe 2 ends with epochs at a tenth of its rate); 0: none. The phase has the
     same patience, ``max_seconds`` bounds both phases together (a first phase out of time is not
     annealed), and the best dev epoch of either phase is kept."""
+    label_smoothing: float = 0.0
+    """Share of each class target's mass spread over all classes in the loss (not for heads;
+    :meth:`~parsing.biaffine.network.JointNetwork.loss`); 0: plain cross-entropy."""
     average: float = 0.0
     """With > 0, dev is scored, and the best epoch kept, with a running average of the weights
     over about this many epochs of updates (:mod:`parsing.biaffine.averaging`); 0: the weights
@@ -77,7 +80,8 @@ def member_settings(params: Mapping[str, Any], warm: bool) -> TrainSettings:
                          seed=params["random_state"], reveal=params["reveal"],
                          reveal_errors=params["reveal_errors"], reveal_loss=params["reveal_loss"],
                          reveal_order=params["reveal_order"], anneal=0 if warm else params["anneal"],
-                         morphology_weight=params["morphology_weight"], average=params["average"])
+                         morphology_weight=params["morphology_weight"], average=params["average"],
+                         label_smoothing=params["label_smoothing"])
 
 
 ANNEAL_FACTOR = 0.1
@@ -348,7 +352,7 @@ def _epoch(network: JointNetwork, optimizer: torch.optim.Optimizer, train: Seque
         elif settings.reveal > 0:
             given = reveal_arcs(group, settings.reveal, reveal_rng, order=settings.reveal_order)
         batch = encode(group, vocabularies, contextual, given=given, hide_given=not settings.reveal_loss)
-        loss = network.loss(batch.to(device), settings.morphology_weight)
+        loss = network.loss(batch.to(device), settings.morphology_weight, settings.label_smoothing)
         loss.backward()  # type: ignore[no-untyped-call]
         nn_utils_clip(network, settings.clip)
         optimizer.step()

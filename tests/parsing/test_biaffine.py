@@ -248,6 +248,39 @@ def test_the_morphology_weight_scales_the_xpos_feats_and_lemma_losses(sentences:
         BiaffineParser(**TINY, morphology_weight=-1.0).fit(sentences[:4])
 
 
+def test_label_smoothing_spreads_the_class_targets_but_never_the_heads(sentences: list[Sentence]) -> None:
+    vocabularies = build_vocabularies(sentences)
+    network = JointNetwork(NetworkConfig(**{k: len(v) for k, v in vocabularies.items()}, hidden=16, arc_dim=8,
+                                         label_dim=8, dropout=0.0, word_dropout=0.0))
+    batch = encode(sentences[:6], vocabularies)
+
+    def gradients(smoothing: float) -> tuple[float, dict[str, torch.Tensor]]:
+        network.zero_grad()
+        loss = network.loss(batch, label_smoothing=smoothing)
+        loss.backward()
+        grads = {name: p.grad.clone() for name, p in network.named_parameters() if p.grad is not None}
+        return float(loss.detach()), grads
+
+    (plain, before), (smoothed, after) = gradients(0.0), gradients(0.1)
+    assert np.isfinite(smoothed) and smoothed != plain
+    assert torch.equal(after["arc_weight"], before["arc_weight"])  # the head loss alone reaches it
+    for name in ("classifiers.upos.weight", "classifiers.lemmas.weight", "label_weight"):
+        assert not torch.allclose(after[name], before[name]), name
+    with pytest.raises(ValueError, match=r"label_smoothing is a share of each target's mass in \[0, 1\)"):
+        BiaffineParser(**TINY, label_smoothing=1.0).fit(sentences[:4])
+
+
+def test_a_fit_trains_with_its_label_smoothing(sentences: list[Sentence]) -> None:
+    from parsing.biaffine.training import member_settings
+
+    smoothed = BiaffineParser(**TINY, label_smoothing=0.1)
+    assert member_settings(smoothed.get_params(), warm=False).label_smoothing == 0.1
+    plain = BiaffineParser(**TINY).fit(sentences[:30], dev=sentences[30:40])
+    smoothed.fit(sentences[:30], dev=sentences[30:40])
+    assert BiaffineParser.label_smoothing == 0.0  # models saved before the setting trained without it
+    assert any(not np.array_equal(smoothed.weights_[name], plain.weights_[name]) for name in plain.weights_)
+
+
 def test_batches_by_words_cover_every_sentence_once_within_the_budget(sentences: list[Sentence]) -> None:
     from parsing.biaffine.training import batches
 
@@ -264,8 +297,8 @@ def test_batch_words_sets_the_training_steps(sentences: list[Sentence],
 
     steps: list[int] = []
     original = JointNetwork.loss
-    monkeypatch.setattr(JointNetwork, "loss", lambda self, batch, weight=1.0: (
-        steps.append(int(batch.lengths.shape[0])), original(self, batch, weight))[1])
+    monkeypatch.setattr(JointNetwork, "loss", lambda self, batch, *weights: (
+        steps.append(int(batch.lengths.shape[0])), original(self, batch, *weights))[1])
     BiaffineParser(**{**TINY, "max_epochs": 1}, batch_words=30).fit(sentences[:20], sentences[20:30])
     assert steps == [len(group) for group in batches(sentences[:20], 16, np.random.default_rng(0), words=30)]
     steps.clear()
