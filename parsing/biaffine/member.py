@@ -122,7 +122,7 @@ class BiaffineParser(BaseParser):
         average: with > 0 (default 4), dev is scored and the best epoch kept with a running
             average of the weights over about this many epochs (:mod:`parsing.biaffine.averaging`;
             dev LAS gained on all six treebanks measured); 0: the last update's weights.
-        label_smoothing: share of each class target spread over all classes (not heads; UDPipe 2: 0.03).
+        label_smoothing: share of each class target spread over all classes, not heads (0.03, as UDPipe 2).
 
     Raises:
         ImportError: PyTorch is not installed, or ``encoder`` is given and ``transformers`` is
@@ -151,7 +151,7 @@ class BiaffineParser(BaseParser):
     warm_epochs: int = 5
     warm_rate: float = 0.3
     average: float = 0.0  # models saved before it trained without averaging
-    label_smoothing: float = 0.0
+    label_smoothing: float = 0.0  # models saved before it trained without
     device: str = "auto"
     char_encoder: str = "lstm"
     feats: str = "whole"
@@ -168,7 +168,7 @@ class BiaffineParser(BaseParser):
                  reveal_loss: bool = True, reveal_errors: float = 0.0, reveal_cross: bool = False,
                  reveal_order: str = "random", anneal: int = 0, morphology_weight: float = 1.0,
                  batch_words: int = 0, warm_start: bool = False, warm_epochs: int = 5,
-                 warm_rate: float = 0.3, average: float = 4.0, label_smoothing: float = 0.0) -> None:
+                 warm_rate: float = 0.3, average: float = 4.0, label_smoothing: float = 0.03) -> None:
         require_torch()
         if encoder is not None and importlib.util.find_spec("transformers") is None:
             raise ImportError(TRANSFORMERS_HINT)
