@@ -122,7 +122,7 @@ class BiaffineParser(BaseParser):
         average: with > 0 (default 4), dev is scored and the best epoch kept with a running
             average of the weights over about this many epochs (:mod:`parsing.biaffine.averaging`;
             dev LAS gained on all six treebanks measured); 0: the last update's weights.
-        label_smoothing: share of each class target spread over all classes, not heads (0.03, as UDPipe 2).
+        label_smoothing: share of each tag or label target spread over all classes (0.03, as UDPipe 2).
 
     Raises:
         ImportError: PyTorch is not installed, or ``encoder`` is given and ``transformers`` is

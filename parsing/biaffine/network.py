@@ -268,8 +268,8 @@ class JointNetwork(nn.Module):
         word's candidate heads), labels at the gold heads, and (with ``feat_values``) each
         FEATS category's value; the XPOS, FEATS and lemma terms are weighted by
         ``morphology_weight`` (UPOS, heads and labels by 1). ``label_smoothing`` moves that share
-        of every class target's mass evenly onto all classes (tags, lemma scripts, labels,
-        FEATS values; as UDPipe 2 does); never on heads, whose impossible candidates score ``-inf``."""
+        of each tag, lemma-script and label target's mass evenly onto all classes (as UDPipe 2
+        does); never on heads or FEATS category values, whose impossible candidates score ``-inf``."""
         states, chars = self.encode(batch)
         targets = batch.targets
         weights = {name: 1.0 if name == "upos" else morphology_weight for name in TARGETS}
@@ -285,6 +285,7 @@ class JointNetwork(nn.Module):
         losses.append(smoothed(labels.flatten(0, 1), targets["deprels"].flatten()))
         words = (targets["featcats"] != IGNORE).any(-1).sum() if self.config.feat_values else 0
         if self.config.feat_values and bool(words > 0):  # summed over categories, a mean over words
-            losses.append(smoothed(self.feat_logits(states).flatten(0, 2), targets["featcats"].flatten(),
-                                   reduction="sum") / words * morphology_weight)
+            losses.append(nn.functional.cross_entropy(self.feat_logits(states).flatten(0, 2),
+                                                      targets["featcats"].flatten(), ignore_index=IGNORE,
+                                                      reduction="sum") / words * morphology_weight)
         return torch.stack(losses).sum()

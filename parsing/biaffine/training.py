@@ -61,8 +61,9 @@ class TrainSettings:
     same patience, ``max_seconds`` bounds both phases together (a first phase out of time is not
     annealed), and the best dev epoch of either phase is kept."""
     label_smoothing: float = 0.0
-    """Share of each class target's mass spread over all classes in the loss (not for heads;
-    :meth:`~parsing.biaffine.network.JointNetwork.loss`); 0: plain cross-entropy."""
+    """Share of each tag, lemma-script and label target's mass spread over all classes in the loss
+    (not heads or FEATS category values; :meth:`~parsing.biaffine.network.JointNetwork.loss`);
+    0: plain cross-entropy."""
     average: float = 0.0
     """With > 0, dev is scored, and the best epoch kept, with a running average of the weights
     over about this many epochs of updates (:mod:`parsing.biaffine.averaging`); 0: the weights

@@ -11,12 +11,13 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from parsing.biaffine.batching import IGNORE, build_vocabularies, encode  # noqa: E402
+from parsing.biaffine.batching import IGNORE, build_vocabularies, encode, vocabulary_sizes  # noqa: E402
 from parsing.biaffine.decoding import _joined_feats  # noqa: E402
 from parsing.biaffine.feats import (  # noqa: E402
     build_feature_vocabulary,
     feature_groups,
     feature_targets,
+    group_matrix,
     join_feats,
     split_feats,
 )
@@ -70,6 +71,20 @@ def test_batches_carry_one_target_per_category(sentences: list[Sentence]) -> Non
                                                                                       strict=True)]
         assert join_feats(tuple(item.split("=", 1)) for item in chosen) == first.feats[d]  # type: ignore[misc]
     assert "featcats" not in encode(sentences[:4], build_vocabularies(sentences)).targets
+
+
+def test_label_smoothing_leaves_the_category_values_alone(sentences: list[Sentence]) -> None:
+    """A category's impossible values score -inf: a smoothed target there would make the loss
+    infinite, so only the tag, lemma and label targets are smoothed."""
+    from parsing.biaffine.network import JointNetwork, NetworkConfig
+
+    vocabularies = build_vocabularies(sentences, feature_categories=True)
+    sizes, groups = vocabulary_sizes(vocabularies)
+    network = JointNetwork(NetworkConfig(**sizes, hidden=16, arc_dim=8, label_dim=8, dropout=0.0,
+                                         word_dropout=0.0))
+    network.get_buffer("feat_groups").copy_(group_matrix(groups, sizes["feat_width"]))
+    batch = encode(sentences[:6], vocabularies)
+    assert torch.isfinite(network.loss(batch, label_smoothing=0.1))
 
 
 def test_the_member_learns_feats_by_category_and_round_trips(sentences: list[Sentence],
